@@ -1,0 +1,11 @@
+module hinit
+
+go 1.26.0
+
+require golang.org/x/sys v0.49.0
+
+require (
+	github.com/creack/pty v1.1.24 // indirect
+	github.com/fsnotify/fsnotify v1.10.1 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)

@@ -1,0 +1,233 @@
+// Package testprog turns a Go test binary into the small helper programs
+// hinit's tests supervise (sleep, exit N, ignore TERM, spawn orphans, ...),
+// the way os/exec's tests do: no shell fixtures, and the programs are exactly
+// as fast and as portable as the tests themselves.
+//
+// A test package calls Main at the top of TestMain; Command builds the argv
+// that runs a named program.
+package testprog
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const envKey = "HINIT_TESTPROG"
+
+// Command returns an argv that runs program name with args when executed,
+// and the environment entry that selects it.
+func Command(name string, args ...string) []string {
+	self, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return append([]string{self, "-test.run=^$", "--", name}, args...)
+}
+
+// Env is the environment entry every Command needs.
+func Env() string { return envKey + "=1" }
+
+// Main runs a helper program and exits when the process was started as one
+// (env HINIT_TESTPROG=1); otherwise it returns and the tests run.
+func Main() {
+	if os.Getenv(envKey) != "1" {
+		return
+	}
+	args := os.Args[1:]
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "testprog: no program named")
+		os.Exit(2)
+	}
+	prog, ok := programs[args[0]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "testprog: unknown program %q\n", args[0])
+		os.Exit(2)
+	}
+	os.Exit(prog(args[1:]))
+}
+
+var programs = map[string]func([]string) int{
+	"exit":        exitProg,
+	"sleep":       sleepProg,
+	"ignore-term": ignoreTerm,
+	"trap-term":   trapTerm,
+	"orphans":     orphans,
+	"children":    children,
+	"echo":        echo,
+	"notify":      notify,
+	"listen":      listen,
+	"signals":     signals,
+	"whoami":      whoami,
+	"kill-self":   killSelf,
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// exit N: exits with status N.
+func exitProg(a []string) int { return atoi(a[0]) }
+
+// sleep D: sleeps for the duration D ("inf" = forever), exits 0.
+func sleepProg(a []string) int {
+	if a[0] == "inf" {
+		select {}
+	}
+	d, _ := time.ParseDuration(a[0])
+	time.Sleep(d)
+	return 0
+}
+
+// ignore-term: prints "ready" and ignores SIGTERM forever.
+func ignoreTerm([]string) int {
+	signal.Ignore(syscall.SIGTERM)
+	fmt.Println("ready")
+	select {}
+}
+
+// trap-term [CODE]: prints "ready", exits CODE (default 0) on SIGTERM after
+// printing "bye".
+func trapTerm(a []string) int {
+	code := 0
+	if len(a) > 0 {
+		code = atoi(a[0])
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM)
+	fmt.Println("ready")
+	<-ch
+	fmt.Println("bye")
+	return code
+}
+
+// orphans N D: starts N children that sleep D each, then exits at once, so
+// the children become orphans of the nearest reaper.
+func orphans(a []string) int {
+	n := atoi(a[0])
+	for i := 0; i < n; i++ {
+		c := exec.Command("/proc/self/exe", Command("sleep", a[1])[1:]...)
+		c.Env = append(os.Environ(), Env())
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// children N CODE: runs N short children one by one with exec.Cmd, checks
+// each status, then exits CODE. It is a service that waits for its own
+// children while hinit reaps around it (go-reaper#11).
+func children(a []string) int {
+	n := atoi(a[0])
+	for i := 0; i < n; i++ {
+		c := exec.Command("/bin/true")
+		if err := c.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			return 99
+		}
+	}
+	return atoi(a[1])
+}
+
+// echo N WORD: prints N lines "WORD i" to stdout, then exits 0.
+func echo(a []string) int {
+	w := bufio.NewWriter(os.Stdout)
+	for i := 1; i <= atoi(a[0]); i++ {
+		fmt.Fprintf(w, "%s %d\n", a[1], i)
+	}
+	w.Flush()
+	return 0
+}
+
+// notify FD D: after D writes a newline to FD (readiness), then sleeps.
+func notify(a []string) int {
+	d, _ := time.ParseDuration(a[1])
+	time.Sleep(d)
+	f := os.NewFile(uintptr(atoi(a[0])), "notify")
+	f.Write([]byte("\n"))
+	f.Close()
+	select {}
+}
+
+// listen ADDR D: after D listens on ADDR (tcp), then serves nothing.
+func listen(a []string) int {
+	d, _ := time.ParseDuration(a[1])
+	time.Sleep(d)
+	ln, err := net.Listen("tcp", a[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return 1
+		}
+		c.Close()
+	}
+}
+
+// signals: prints "ready", then one line "got SIGNAME" per signal received;
+// exits 0 on SIGTERM after printing it.
+func signals([]string) int {
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch)
+	fmt.Println("ready")
+	for s := range ch {
+		if s == syscall.SIGURG || s == syscall.SIGCHLD {
+			continue
+		}
+		fmt.Printf("got %s\n", unix.SignalName(s.(syscall.Signal)))
+		if s == syscall.SIGTERM {
+			return 0
+		}
+	}
+	return 0
+}
+
+// whoami: prints uid gid groups cwd and selected env vars, then exits 0.
+func whoami([]string) int {
+	groups, _ := os.Getgroups()
+	wd, _ := os.Getwd()
+	var g []string
+	for _, x := range groups {
+		g = append(g, strconv.Itoa(x))
+	}
+	fmt.Printf("uid=%d gid=%d groups=%s cwd=%s HOME=%s USER=%s LOGNAME=%s\n",
+		os.Getuid(), os.Getgid(), strings.Join(g, ","), wd,
+		os.Getenv("HOME"), os.Getenv("USER"), os.Getenv("LOGNAME"))
+	for _, k := range []string{"A", "B", "TERM", "GREETING"} {
+		if v, ok := os.LookupEnv(k); ok {
+			fmt.Printf("%s=%s\n", k, v)
+		}
+	}
+	return 0
+}
+
+// kill-self SIG: kills itself with signal number SIG.
+func killSelf(a []string) int {
+	syscall.Kill(os.Getpid(), syscall.Signal(atoi(a[0])))
+	time.Sleep(time.Second)
+	return 0
+}

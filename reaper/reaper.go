@@ -1,0 +1,194 @@
+// Package reaper is the one place in hinit that calls wait4.
+//
+// A Go PID 1 that reaps with wait4(-1) in the background steals exit statuses
+// from exec.Cmd.Wait (ramr/go-reaper#2, #11: "waitid: no child processes",
+// lost exit codes). containerd's answer, used here: exactly one goroutine
+// calls wait4, and every process hinit starts is registered with it before it
+// can possibly exit. Start forks while holding the same lock the reaping loop
+// takes, so the pid is in the table before wait4 can return it. Nothing in
+// hinit calls exec.Cmd.Wait or os.Process.Wait.
+//
+// Processes that are not registered are orphans the kernel handed to us (as
+// PID 1 or as a child subreaper); they are reaped and counted.
+package reaper
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Status is how a process ended.
+type Status struct {
+	PID    int
+	Code   int            // exit code, when Signal == 0
+	Signal syscall.Signal // the signal that killed it, or 0
+	At     time.Time
+}
+
+// ExitStatus is the status a shell would report: the exit code, or 128+N
+// when the process died of signal N.
+func (s Status) ExitStatus() int {
+	if s.Signal != 0 {
+		return 128 + int(s.Signal)
+	}
+	return s.Code
+}
+
+// Reaper reaps every child of this process and hands each registered
+// child's status to whoever started it.
+type Reaper struct {
+	log     *slog.Logger
+	sigchld chan os.Signal
+	orphans atomic.Uint64
+
+	mu       sync.Mutex
+	waiting  map[int]chan Status // pid -> where its status goes, guarded by mu
+	idle     chan struct{}       // closed while we have no children at all, guarded by mu
+	keepTTY  bool                // restore SIGTTIN/SIGTTOU to default in children, guarded by mu
+	ttyNotes chan os.Signal
+}
+
+// New subscribes to SIGCHLD at once, so it must be called before any child
+// exists. Run must then be started to do the reaping.
+func New(log *slog.Logger) *Reaper {
+	r := &Reaper{
+		log:     log,
+		sigchld: make(chan os.Signal, 1),
+		waiting: make(map[int]chan Status),
+		idle:    make(chan struct{}),
+	}
+	signal.Notify(r.sigchld, syscall.SIGCHLD)
+	return r
+}
+
+// IgnoreTTYSignals makes this process ignore SIGTTIN and SIGTTOU, as a PID 1
+// must, while children still start with the default dispositions. Go keeps
+// an ignored signal ignored across exec, so around each fork the two
+// signals are caught instead (a caught signal is reset by exec) and ignored
+// again right after.
+func (r *Reaper) IgnoreTTYSignals() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keepTTY = true
+	r.ttyNotes = make(chan os.Signal, 1)
+	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
+}
+
+// Start forks and execs argv0 with attr and registers the child before the
+// reaping loop can see it exit. The returned channel delivers its Status
+// exactly once.
+func (r *Reaper) Start(argv0 string, argv []string, attr *syscall.ProcAttr) (int, <-chan Status, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keepTTY {
+		signal.Notify(r.ttyNotes, syscall.SIGTTIN, syscall.SIGTTOU)
+		defer signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
+	}
+	pid, err := syscall.ForkExec(argv0, argv, attr)
+	if err != nil {
+		return 0, nil, err
+	}
+	done := make(chan Status, 1)
+	r.waiting[pid] = done
+	r.markBusy()
+	return pid, done, nil
+}
+
+// markBusy records that we have a child. Caller holds mu.
+func (r *Reaper) markBusy() {
+	select {
+	case <-r.idle:
+		r.idle = make(chan struct{})
+	default:
+	}
+}
+
+// Idle returns a channel that is closed once this process has no children
+// left at all, registered or not. Shutdown waits on it instead of sleeping.
+func (r *Reaper) Idle() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.idle
+}
+
+// Orphans is the number of unregistered processes reaped so far.
+func (r *Reaper) Orphans() uint64 { return r.orphans.Load() }
+
+// Run reaps on every SIGCHLD until ctx ends. It reaps once at the start, so
+// children that exited before Run began are not missed.
+func (r *Reaper) Run(ctx context.Context) {
+	r.reap()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.sigchld:
+			r.reap()
+		}
+	}
+}
+
+// Reap collects every child that has exited by now. Run calls it on
+// SIGCHLD; shutdown may call it directly.
+func (r *Reaper) reap() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.ECHILD {
+			r.markIdle()
+			return
+		}
+		if err != nil {
+			r.log.Error("wait4 failed", "err", err)
+			return
+		}
+		if pid == 0 {
+			return // children remain, none has exited
+		}
+		r.deliver(pid, ws)
+	}
+}
+
+// markIdle closes idle if it is open. Caller holds mu.
+func (r *Reaper) markIdle() {
+	select {
+	case <-r.idle:
+	default:
+		close(r.idle)
+	}
+}
+
+// deliver hands a status to the process's owner, or counts an orphan.
+// Caller holds mu.
+func (r *Reaper) deliver(pid int, ws unix.WaitStatus) {
+	st := Status{PID: pid, At: time.Now()}
+	switch {
+	case ws.Signaled():
+		st.Signal = ws.Signal()
+	case ws.Exited():
+		st.Code = ws.ExitStatus()
+	default:
+		return // stopped or continued: not an exit (we never ask for those)
+	}
+	done, ok := r.waiting[pid]
+	if !ok {
+		r.orphans.Add(1)
+		r.log.Debug("reaped orphan", "pid", pid, "code", st.ExitStatus())
+		return
+	}
+	delete(r.waiting, pid)
+	done <- st // buffered: never blocks
+}

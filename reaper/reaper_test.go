@@ -1,0 +1,157 @@
+package reaper
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
+)
+
+func TestMain(m *testing.M) {
+	testprog.Main()
+	// The reaper collects every child of this process, so the tests use it
+	// for all of theirs; as a subreaper it also collects orphans.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "subreaper:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func newReaper(t *testing.T) *Reaper {
+	t.Helper()
+	r := New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go r.Run(ctx)
+	return r
+}
+
+func start(t *testing.T, r *Reaper, prog string, args ...string) (int, <-chan Status) {
+	t.Helper()
+	argv := testprog.Command(prog, args...)
+	devnull, _ := os.Open(os.DevNull)
+	defer devnull.Close()
+	attr := &syscall.ProcAttr{
+		Env:   append(os.Environ(), testprog.Env()),
+		Files: []uintptr{devnull.Fd(), os.Stderr.Fd(), os.Stderr.Fd()},
+	}
+	pid, done, err := r.Start(argv[0], argv, attr)
+	if err != nil {
+		t.Fatalf("start %s: %v", prog, err)
+	}
+	return pid, done
+}
+
+func recv(t *testing.T, done <-chan Status) Status {
+	t.Helper()
+	select {
+	case st := <-done:
+		return st
+	case <-time.After(30 * time.Second):
+		t.Fatal("no status within 30s")
+		return Status{}
+	}
+}
+
+// Every exit code 0..255 arrives intact, with all 256 processes alive at
+// once so that their exits race each other.
+func TestEveryExitCode(t *testing.T) {
+	r := newReaper(t)
+	dones := make([]<-chan Status, 256)
+	for code := range dones {
+		_, dones[code] = start(t, r, "exit", fmt.Sprint(code))
+	}
+	for code, done := range dones {
+		if st := recv(t, done); st.Code != code || st.Signal != 0 || st.ExitStatus() != code {
+			t.Errorf("exit %d reported as %+v", code, st)
+		}
+	}
+}
+
+func TestSignalledStatus(t *testing.T) {
+	r := newReaper(t)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT} {
+		_, done := start(t, r, "kill-self", fmt.Sprint(int(sig)))
+		st := recv(t, done)
+		if st.Signal != sig || st.ExitStatus() != 128+int(sig) {
+			t.Errorf("kill-self %v reported as %+v (exit status %d)", sig, st, st.ExitStatus())
+		}
+	}
+}
+
+// go-reaper#2/#11: with a wait4(-1) loop running, twenty registered
+// children with distinct codes must each get their own status while
+// hundreds of orphans are reaped around them.
+func TestNoStatusLostToOrphanStorm(t *testing.T) {
+	r := newReaper(t)
+	_, storm := start(t, r, "orphans", "300", "0s")
+	dones := make([]<-chan Status, 20)
+	for i := range dones {
+		_, dones[i] = start(t, r, "exit", fmt.Sprint(100+i))
+	}
+	if st := recv(t, storm); st.ExitStatus() != 0 {
+		t.Fatalf("orphan spawner: %+v", st)
+	}
+	for i, done := range dones {
+		if st := recv(t, done); st.Code != 100+i {
+			t.Errorf("child %d: got %+v, want code %d", i, st, 100+i)
+		}
+	}
+	testprog.WaitFor(t, 20*time.Second, "300 orphans reaped", func() bool { return r.Orphans() >= 300 })
+	testprog.WaitFor(t, 10*time.Second, "no zombie children", func() bool { return zombies(t) == 0 })
+}
+
+func TestIdleWhenNoChildrenLeft(t *testing.T) {
+	r := newReaper(t)
+	_, done := start(t, r, "sleep", "50ms")
+	select {
+	case <-r.Idle():
+		t.Fatal("idle while a child runs")
+	default:
+	}
+	recv(t, done)
+	select {
+	case <-r.Idle():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not idle after the last child exited")
+	}
+}
+
+func TestStartError(t *testing.T) {
+	r := newReaper(t)
+	_, _, err := r.Start("/nonexistent/prog", []string{"prog"}, &syscall.ProcAttr{})
+	if err != syscall.ENOENT {
+		t.Fatalf("start of a missing program: %v, want ENOENT", err)
+	}
+}
+
+// zombies counts this process's children in state Z.
+func zombies(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, me := 0, fmt.Sprint(os.Getpid())
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[0] == "Z" && f[1] == me {
+			n++
+		}
+	}
+	return n
+}
