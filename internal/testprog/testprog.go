@@ -27,9 +27,12 @@ const envKey = "HINIT_TESTPROG"
 // Command returns an argv that runs program name with args when executed,
 // and the environment entry that selects it.
 func Command(name string, args ...string) []string {
-	self, err := os.Executable()
-	if err != nil {
-		panic(err)
+	self := exposed
+	if self == "" {
+		var err error
+		if self, err = os.Executable(); err != nil {
+			panic(err)
+		}
 	}
 	return append([]string{self, "-test.run=^$", "--", name}, args...)
 }
@@ -98,10 +101,14 @@ func sleepProg(a []string) int {
 	return 0
 }
 
-// ignore-term: prints "ready" and ignores SIGTERM forever.
-func ignoreTerm([]string) int {
+// ignore-term [FD]: ignores SIGTERM forever; says "ready" on stdout, and
+// with FD also as a newline on that fd (readiness notification).
+func ignoreTerm(a []string) int {
 	signal.Ignore(syscall.SIGTERM)
 	fmt.Println("ready")
+	if len(a) > 0 {
+		os.NewFile(uintptr(atoi(a[0])), "notify").Write([]byte("\n"))
+	}
 	select {}
 }
 

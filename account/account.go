@@ -1,0 +1,86 @@
+// Package account resolves the user a process runs as: a name from
+// /etc/passwd, or numeric "uid" / "uid:gid". It gives everything a process
+// started under that identity needs: ids, supplementary groups, home and name
+// (for HOME, USER and LOGNAME).
+package account
+
+import (
+	"errors"
+	"fmt"
+	"os/user"
+	"strconv"
+	"strings"
+)
+
+// Account is a resolved identity.
+type Account struct {
+	Name   string // login name; the uid in decimal when there is none
+	UID    int
+	GID    int
+	Groups []int  // supplementary groups (from /etc/group), always including GID
+	Home   string // "/" when unknown
+}
+
+// ErrUnknown is returned for a user name that /etc/passwd does not know.
+var ErrUnknown = errors.New("unknown user")
+
+// Lookup resolves spec: "name", "uid" or "uid:gid". A numeric uid with no
+// passwd entry is fine (OpenShift-style random uids): its gid is the uid's
+// own primary group when known, else the uid itself.
+func Lookup(spec string) (*Account, error) {
+	if spec == "" {
+		return nil, fmt.Errorf("account: empty user")
+	}
+	name, group, hasGroup := strings.Cut(spec, ":")
+	var u *user.User
+	var err error
+	if uid, nerr := strconv.Atoi(name); nerr == nil {
+		u, err = user.LookupId(name)
+		if err != nil {
+			u = &user.User{Uid: strconv.Itoa(uid), Gid: strconv.Itoa(uid), Username: name, HomeDir: "/"}
+		}
+	} else if u, err = user.Lookup(name); err != nil {
+		return nil, fmt.Errorf("account: %q: %w", name, ErrUnknown)
+	}
+	a := &Account{Name: u.Username, Home: u.HomeDir}
+	a.UID, _ = strconv.Atoi(u.Uid)
+	a.GID, _ = strconv.Atoi(u.Gid)
+	if hasGroup {
+		if a.GID, err = lookupGroup(group); err != nil {
+			return nil, err
+		}
+	}
+	a.Groups = groups(u, a.GID)
+	if a.Home == "" {
+		a.Home = "/"
+	}
+	return a, nil
+}
+
+func lookupGroup(g string) (int, error) {
+	if gid, err := strconv.Atoi(g); err == nil {
+		return gid, nil
+	}
+	grp, err := user.LookupGroup(g)
+	if err != nil {
+		return 0, fmt.Errorf("account: group %q: %w", g, ErrUnknown)
+	}
+	return strconv.Atoi(grp.Gid)
+}
+
+// groups lists u's supplementary groups with gid first.
+func groups(u *user.User, gid int) []int {
+	out := []int{gid}
+	ids, _ := u.GroupIds()
+	for _, s := range ids {
+		if n, err := strconv.Atoi(s); err == nil && n != gid {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Env returns HOME, USER and LOGNAME for a.
+func (a *Account) Env() map[string]string {
+	return map[string]string{"HOME": a.Home, "USER": a.Name, "LOGNAME": a.Name}
+}

@@ -1,0 +1,108 @@
+package supervise
+
+import (
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hinit/config"
+	"hinit/reaper"
+)
+
+// exited handles the end of the running instance.
+func (r *runner) exited(st reaper.Status) {
+	p := r.proc
+	r.proc = nil
+	p.cancel()
+	signalGroup(p.pid, syscall.SIGKILL) // whatever it left in its process group
+	r.stopTimer()
+	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At}
+	r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
+	if r.state == StateStopping || !r.want {
+		if r.want && !r.removing { // restart: start again at once
+			r.restarts++
+			r.spawn()
+			return
+		}
+		r.set(StateDown, "stopped")
+		return
+	}
+	r.afterExit(p.def, st.At.Sub(p.started), "", false)
+}
+
+// afterExit applies the restart policy after a run of length ran ended
+// with r.lastExit. why describes a failure to start. viaTimer forces the
+// restart through the timer, so a command that cannot start never makes
+// spawn recurse.
+func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, viaTimer bool) {
+	ex := r.lastExit
+	desc := describeExit(ex)
+	if why != "" {
+		desc = why
+	}
+	if !restartable(def, ex) {
+		if ex.Signal != 0 || ex.Code != 0 {
+			r.essentialFailed(ex)
+		}
+		r.set(StateExited, desc)
+		return
+	}
+	if ran >= def.Backoff.ResetAfter {
+		r.failures = 0
+	} else {
+		r.failures++
+	}
+	now := time.Now()
+	var gave bool
+	if gave, r.starts = gaveUp(def.GiveUp, append(r.starts, now), now); gave {
+		r.starts = nil
+		r.deps.Log.Error("gave up", "svc", r.name, "reason", desc)
+		r.essentialFailed(ex)
+		r.set(StateFailed, fmt.Sprintf("gave up after %d restarts within %v; last: %s",
+			def.GiveUp.Restarts, def.GiveUp.Within, desc))
+		return
+	}
+	r.restarts++
+	delay := restartDelay(def.Backoff, ran, r.failures)
+	if delay == 0 && !viaTimer {
+		r.spawn()
+		return
+	}
+	r.arm(timerRestart, delay)
+	r.set(StateBackoff, fmt.Sprintf("%s; restarting in %v", desc, delay.Round(time.Millisecond)))
+}
+
+// restartable says whether the policy restarts after ex.
+func restartable(def *config.Service, ex *Exit) bool {
+	switch {
+	case def.Restart == config.RestartNever:
+		return false
+	case ex.Signal == 0 && slices.Contains(def.NoRestartExitCodes, ex.Code):
+		return false
+	case def.Restart == config.RestartOnFailure && ex.Signal == 0 && ex.Code == 0:
+		return false
+	}
+	return true
+}
+
+func (r *runner) essentialFailed(ex *Exit) {
+	if !r.def.Essential || r.deps.Failed == nil {
+		return
+	}
+	status := ex.Code
+	if ex.Signal != 0 {
+		status = 128 + int(ex.Signal)
+	}
+	r.deps.Failed(r.name, status)
+}
+
+// describeExit says how a run ended: "exit 3" or "killed by SIGKILL".
+func describeExit(ex *Exit) string {
+	if ex.Signal != 0 {
+		return "killed by " + unix.SignalName(ex.Signal)
+	}
+	return fmt.Sprintf("exit %d", ex.Code)
+}

@@ -1,0 +1,93 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"hinit/config"
+)
+
+// Group is the set of services hinit supervises, by name.
+type Group struct {
+	ctx  context.Context
+	deps *Deps
+
+	mu       sync.Mutex
+	services map[string]*Service // by name, guarded by mu
+	order    []string            // names in the order they were added, guarded by mu
+}
+
+// ErrExists is returned by Add for a name already in use.
+var ErrExists = errors.New("service already exists")
+
+// NewGroup returns an empty group whose services live until ctx ends.
+func NewGroup(ctx context.Context, deps *Deps) *Group {
+	return &Group{ctx: ctx, deps: deps, services: make(map[string]*Service)}
+}
+
+// Add starts supervising def, up or registered down.
+func (g *Group) Add(def *config.Service, up bool) (*Service, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.services[def.Name]; ok {
+		return nil, ErrExists
+	}
+	s := newService(g.ctx, g.deps, def, up)
+	g.services[def.Name] = s
+	g.order = append(g.order, def.Name)
+	return s, nil
+}
+
+// Get returns the service called name, or nil.
+func (g *Group) Get(name string) *Service {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.services[name]
+}
+
+// Remove stops the service and forgets it once it is down. It returns at
+// once; the service's Done channel says when it is gone.
+func (g *Group) Remove(name string, requested bool) *Service {
+	g.mu.Lock()
+	s := g.services[name]
+	delete(g.services, name)
+	if s != nil {
+		g.order = slices.DeleteFunc(g.order, func(n string) bool { return n == name })
+	}
+	g.mu.Unlock()
+	if s != nil {
+		s.Remove(requested)
+	}
+	return s
+}
+
+// List returns the services in the order they were added.
+func (g *Group) List() []*Service {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*Service, 0, len(g.order))
+	for _, n := range g.order {
+		out = append(out, g.services[n])
+	}
+	return out
+}
+
+// Shutdown sends every service its stop signal at once, with SIGKILL due at
+// its stop.timeout or at deadline, whichever comes first, and returns when
+// none of them runs any more or ctx ends.
+func (g *Group) Shutdown(ctx context.Context, deadline time.Time) {
+	list := g.List()
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Shutdown(deadline)
+			s.WaitFor(ctx, func(st Status) bool { return !st.Running() && st.State != StateBackoff })
+		}()
+	}
+	wg.Wait()
+}

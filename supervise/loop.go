@@ -1,0 +1,222 @@
+package supervise
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	"hinit/config"
+	"hinit/reaper"
+	"hinit/svclog"
+)
+
+// runner is the state of one service, owned by its goroutine alone.
+type runner struct {
+	*Service
+	deps *Deps
+	def  *config.Service // as registered; expanded at each start
+
+	want     bool // up
+	state    string
+	reason   string
+	since    time.Time
+	proc     *instance // the running process, or nil
+	failures int       // consecutive quick failures
+	starts   []time.Time
+	restarts int
+	lastExit *Exit
+	removing bool
+
+	timer    *time.Timer
+	timerFor timerKind
+
+	log     *svclog.Log
+	logKey  string // the options log was opened with
+	retired []*svclog.Log
+}
+
+type timerKind int
+
+const (
+	timerNone    timerKind = iota
+	timerRestart           // backoff elapsed: start again
+	timerKill              // stop timeout elapsed: SIGKILL the process group
+)
+
+func (r *runner) loop(ctx context.Context, up bool) {
+	defer close(r.done)
+	r.state, r.since = StateDown, time.Now()
+	if up {
+		r.want = true
+		r.spawn()
+	} else {
+		r.set(StateDown, "registered down")
+	}
+	for !(r.removing && r.proc == nil) {
+		var exited <-chan reaper.Status
+		var ready <-chan struct{}
+		var fired <-chan time.Time
+		if r.proc != nil {
+			exited = r.proc.done
+			if r.state == StateStarting {
+				ready = r.proc.ready
+			}
+		}
+		if r.timer != nil {
+			fired = r.timer.C
+		}
+		select {
+		case c := <-r.cmds:
+			c.reply <- r.handle(c)
+		case st := <-exited:
+			r.exited(st)
+		case <-ready:
+			r.set(StateUp, "")
+		case <-fired:
+			r.timerFired()
+		case <-ctx.Done():
+			r.closeLogs()
+			return
+		}
+	}
+	r.closeLogs()
+}
+
+func (r *runner) handle(c command) error {
+	switch c.op {
+	case opStart:
+		r.want = true
+		r.failures, r.starts = 0, nil
+		if r.proc == nil {
+			r.stopTimer()
+			r.spawn()
+		}
+	case opStop:
+		r.stop(c.requested, c.deadline)
+	case opRestart:
+		r.failures, r.starts = 0, nil
+		if r.proc == nil {
+			r.want = true
+			r.stopTimer()
+			r.spawn()
+			return nil
+		}
+		r.stop(c.requested, time.Time{})
+		r.want = true // start again as soon as it has exited
+	case opSignal:
+		if r.proc == nil {
+			return ErrNotRunning
+		}
+		return signalGroup(r.proc.pid, c.sig)
+	case opUpdate:
+		r.def = c.def
+		r.set(r.state, r.reason)
+	case opRemove:
+		r.removing = true
+		r.stop(c.requested, time.Time{})
+	}
+	return nil
+}
+
+// stop moves the service towards down: the stop signal to a running
+// process (SIGKILL to its group when the timeout or deadline comes), or
+// straight to down when nothing runs.
+func (r *runner) stop(requested bool, deadline time.Time) {
+	r.want = false
+	if r.proc == nil {
+		r.stopTimer()
+		if r.state != StateDown {
+			r.set(StateDown, "stopped")
+		}
+		return
+	}
+	timeout := r.proc.def.Stop.Timeout
+	if !deadline.IsZero() {
+		timeout = min(timeout, time.Until(deadline))
+	}
+	if r.state == StateStopping {
+		if r.timerFor == timerKill && !deadline.IsZero() {
+			r.arm(timerKill, timeout) // a shutdown may shorten an ongoing stop
+		}
+		return
+	}
+	if requested {
+		r.writeMarker()
+	}
+	sig, _ := config.SignalByName(r.proc.def.Stop.Signal)
+	if sig == 0 {
+		sig = syscall.SIGTERM
+	}
+	r.deps.Log.Debug("stopping", "svc", r.name, "pid", r.proc.pid, "signal", sig)
+	syscall.Kill(r.proc.pid, sig)
+	r.arm(timerKill, timeout)
+	r.set(StateStopping, fmt.Sprintf("sent SIG%s", r.proc.def.Stop.Signal))
+}
+
+// writeMarker writes the gateway's planned-stop marker before a requested
+// stop, so the gateway records "stopped" instead of "running".
+func (r *runner) writeMarker() {
+	path := r.proc.def.Stop.PlannedStopMarker
+	if path == "" || r.deps.Marker == nil {
+		return
+	}
+	if err := r.deps.Marker(path, r.proc.pid, r.proc.acct); err != nil {
+		r.deps.Log.Warn("planned-stop marker not written", "svc", r.name, "path", path, "err", err)
+	}
+}
+
+func (r *runner) timerFired() {
+	kind := r.timerFor
+	r.timer, r.timerFor = nil, timerNone
+	switch kind {
+	case timerRestart:
+		r.spawn()
+	case timerKill:
+		if r.proc != nil {
+			r.deps.Log.Warn("stop timeout: killing process group", "svc", r.name, "pid", r.proc.pid)
+			signalGroup(r.proc.pid, syscall.SIGKILL)
+		}
+	}
+}
+
+func (r *runner) arm(kind timerKind, d time.Duration) {
+	r.stopTimer()
+	r.timer, r.timerFor = time.NewTimer(max(d, 0)), kind
+}
+
+func (r *runner) stopTimer() {
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer, r.timerFor = nil, timerNone
+	}
+}
+
+// set enters state with reason and publishes the snapshot.
+func (r *runner) set(state, reason string) {
+	if state != r.state {
+		r.since = time.Now()
+	}
+	r.state, r.reason = state, reason
+	st := Status{Name: r.name, State: state, Reason: reason, Since: r.since, Source: r.def.Source}
+	st.Want = wantWord(r.want)
+	st.PID = 0
+	if r.proc != nil {
+		st.PID = r.proc.pid
+	}
+	st.Ready = state == StateUp
+	st.Restarts = r.restarts
+	st.LastExit = r.lastExit
+	if r.log != nil {
+		st.LogPath, st.LostLines = r.log.Path(), r.log.Lost()
+	}
+	st.Essential, st.Protected = r.def.Essential, r.def.Protected
+	r.publish(st)
+}
+
+func signalGroup(pid int, sig syscall.Signal) error {
+	if err := syscall.Kill(-pid, sig); err != nil && err != syscall.ESRCH {
+		return fmt.Errorf("signal %v to process group %d: %w", sig, pid, err)
+	}
+	return nil
+}

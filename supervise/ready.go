@@ -1,0 +1,89 @@
+package supervise
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"time"
+)
+
+// readiness prepares how the instance reports ready: a notify pipe placed
+// at the child's fd notify_fd, a TCP probe, or a delay. It returns the
+// parent's copy of the pipe's write end, to close once the child exists.
+// Without a ready setting inst.ready stays nil: ready when spawned.
+func (r *runner) readiness(ctx context.Context, inst *instance, files *[]uintptr) (*os.File, error) {
+	rd := inst.def.Ready
+	switch {
+	case rd.NotifyFD > 0:
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		for len(*files) <= rd.NotifyFD {
+			*files = append(*files, ^uintptr(0)) // -1: closed in the child
+		}
+		(*files)[rd.NotifyFD] = pw.Fd()
+		inst.ready = make(chan struct{})
+		go awaitNewline(pr, inst.ready)
+		return pw, nil
+	case rd.TCP != "":
+		inst.ready = make(chan struct{})
+		go awaitTCP(ctx, rd.TCP, inst.ready)
+	case rd.Delay > 0:
+		inst.ready = make(chan struct{})
+		go awaitDelay(ctx, rd.Delay, inst.ready)
+	}
+	return nil, nil
+}
+
+// awaitNewline closes ready when a newline arrives on the notify pipe (the
+// s6 notification-fd protocol). EOF without one means never ready.
+func awaitNewline(pr *os.File, ready chan struct{}) {
+	defer pr.Close()
+	buf := make([]byte, 64)
+	for {
+		n, err := pr.Read(buf)
+		if bytes.IndexByte(buf[:n], '\n') >= 0 {
+			close(ready)
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// awaitTCP closes ready once addr accepts a connection. It probes with a
+// growing interval (10 ms up to 500 ms) until the instance ends: a probe
+// only runs while a service is starting, never when idle.
+func awaitTCP(ctx context.Context, addr string, ready chan struct{}) {
+	wait := 10 * time.Millisecond
+	var d net.Dialer
+	for {
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		c, err := d.DialContext(dctx, "tcp", addr)
+		cancel()
+		if err == nil {
+			c.Close()
+			close(ready)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 500*time.Millisecond)
+	}
+}
+
+func awaitDelay(ctx context.Context, d time.Duration, ready chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+		close(ready)
+	}
+}

@@ -1,0 +1,177 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"syscall"
+	"time"
+
+	"hinit/account"
+	"hinit/config"
+	"hinit/reaper"
+)
+
+// Spawner starts processes and reports their exits; *reaper.Reaper is the
+// real one.
+type Spawner interface {
+	Start(argv0 string, argv []string, attr *syscall.ProcAttr) (int, <-chan reaper.Status, error)
+}
+
+// Deps is what all services of a Group share.
+type Deps struct {
+	Spawner     Spawner
+	Log         *slog.Logger
+	Environ     func() map[string]string // container environment, read afresh at every start
+	Console     io.Writer                // where console copies go; nil in TTY mode
+	Root        bool                     // hinit runs as root and may set credentials
+	DefaultUser string                   // user of services that name none ("" = hinit's own)
+	// Marker writes a planned-stop marker for pid at path, as owner, before
+	// a requested stop. Nil means markers are not written.
+	Marker func(path string, pid int, owner *account.Account) error
+	// Failed is told when an essential service failed, with the exit
+	// status the container should end with.
+	Failed func(name string, status int)
+}
+
+// Errors of service commands.
+var (
+	ErrRemoved    = errors.New("service was removed")
+	ErrNotRunning = errors.New("service is not running")
+)
+
+// Service is one supervised service. Its methods may be called from any
+// goroutine; they hand commands to the service's own goroutine.
+type Service struct {
+	name string
+	cmds chan command
+	done chan struct{} // closed when the service goroutine has ended
+
+	mu      sync.Mutex
+	status  Status        // guarded by mu
+	changed chan struct{} // closed and replaced at every change, guarded by mu
+}
+
+type op int
+
+const (
+	opStart op = iota
+	opStop
+	opRestart
+	opSignal
+	opUpdate
+	opRemove
+)
+
+type command struct {
+	op        op
+	sig       syscall.Signal
+	def       *config.Service
+	requested bool      // a user's request: write the planned-stop marker
+	deadline  time.Time // stop: SIGKILL no later than this (zero: stop.timeout)
+	reply     chan error
+}
+
+// newService starts the goroutine of a service defined by def. When up is
+// false it is registered down.
+func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *Service {
+	s := &Service{
+		name:    def.Name,
+		cmds:    make(chan command),
+		done:    make(chan struct{}),
+		changed: make(chan struct{}),
+	}
+	s.status = Status{Name: def.Name, State: StateDown, Want: wantWord(up), Since: time.Now(), Source: def.Source,
+		Essential: def.Essential, Protected: def.Protected}
+	r := &runner{Service: s, deps: deps, def: def}
+	go r.loop(ctx, up)
+	return s
+}
+
+// Name is the service's name.
+func (s *Service) Name() string { return s.name }
+
+// Status returns a snapshot of the service.
+func (s *Service) Status() Status {
+	st, _ := s.Watch()
+	return st
+}
+
+// Watch returns a snapshot and a channel that is closed at the next change.
+func (s *Service) Watch() (Status, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status, s.changed
+}
+
+// WaitFor blocks until cond holds for the service's status, or ctx ends.
+func (s *Service) WaitFor(ctx context.Context, cond func(Status) bool) (Status, error) {
+	for {
+		st, changed := s.Watch()
+		if cond(st) {
+			return st, nil
+		}
+		select {
+		case <-changed:
+		case <-s.done:
+			return s.Status(), ErrRemoved
+		case <-ctx.Done():
+			return st, ctx.Err()
+		}
+	}
+}
+
+// Start asks for the service to be up. A failed or exited service starts
+// again with its failure count reset.
+func (s *Service) Start() error { return s.send(command{op: opStart}) }
+
+// Stop asks for the service to be down. requested marks a user's request,
+// as opposed to the container going down: only then is a planned-stop
+// marker written.
+func (s *Service) Stop(requested bool) error {
+	return s.send(command{op: opStop, requested: requested})
+}
+
+// Shutdown stops the service for the container's shutdown: stop signal now,
+// SIGKILL after stop.timeout or at deadline, whichever comes first.
+func (s *Service) Shutdown(deadline time.Time) error {
+	return s.send(command{op: opStop, deadline: deadline})
+}
+
+// Restart stops the service (on request) and starts it again at once.
+func (s *Service) Restart() error { return s.send(command{op: opRestart, requested: true}) }
+
+// Signal sends sig to the service's process group.
+func (s *Service) Signal(sig syscall.Signal) error { return s.send(command{op: opSignal, sig: sig}) }
+
+// Update replaces the service's definition; it applies at the next start.
+func (s *Service) Update(def *config.Service) error { return s.send(command{op: opUpdate, def: def}) }
+
+// Remove stops the service and ends its goroutine; Done is closed after.
+func (s *Service) Remove(requested bool) error {
+	return s.send(command{op: opRemove, requested: requested})
+}
+
+// Done is closed once a removed service has stopped and let go of its log.
+func (s *Service) Done() <-chan struct{} { return s.done }
+
+func (s *Service) send(c command) error {
+	c.reply = make(chan error, 1)
+	select {
+	case s.cmds <- c:
+		return <-c.reply
+	case <-s.done:
+		return ErrRemoved
+	}
+}
+
+// publish stores a new snapshot and wakes every watcher.
+func (s *Service) publish(st Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status = st
+	close(s.changed)
+	s.changed = make(chan struct{})
+}

@@ -1,0 +1,308 @@
+package supervise
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hinit/config"
+	"hinit/internal/testprog"
+	"hinit/reaper"
+)
+
+func TestMain(m *testing.M) {
+	testprog.Main()
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "subreaper:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+type fixture struct {
+	t      *testing.T
+	group  *Group
+	mu     sync.Mutex
+	env    map[string]string
+	failed []string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	rp := reaper.New(log)
+	go rp.Run(ctx)
+	f := &fixture{t: t, env: map[string]string{"PATH": os.Getenv("PATH"), "HINIT_TESTPROG": "1"}}
+	deps := &Deps{Spawner: rp, Log: log, Root: os.Getuid() == 0,
+		Environ: func() map[string]string {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return maps(f.env)
+		},
+		Failed: func(name string, status int) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.failed = append(f.failed, fmt.Sprintf("%s:%d", name, status))
+		},
+	}
+	f.group = NewGroup(ctx, deps)
+	t.Cleanup(func() {
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		f.group.Shutdown(sctx, time.Now().Add(5*time.Second))
+		cancel()
+	})
+	return f
+}
+
+func maps(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// def is a service running a test program, with fast test defaults.
+func def(name string, prog ...string) *config.Service {
+	return &config.Service{
+		Name: name, Source: "static", Command: testprog.Command(prog[0], prog[1:]...),
+		Restart: config.RestartAlways,
+		Backoff: config.Backoff{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond, ResetAfter: 10 * time.Second},
+		Stop:    config.Stop{Signal: "TERM", Timeout: 5 * time.Second},
+	}
+}
+
+func (f *fixture) add(d *config.Service, up bool) *Service {
+	f.t.Helper()
+	s, err := f.group.Add(d, up)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+func waitState(t *testing.T, s *Service, state string) Status {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	st, err := s.WaitFor(ctx, func(st Status) bool { return st.State == state })
+	if err != nil {
+		t.Fatalf("%s: waiting for %s: %v (now %+v)", s.Name(), state, err, st)
+	}
+	return st
+}
+
+func TestKilledServiceRestarts(t *testing.T) {
+	f := newFixture(t)
+	s := f.add(def("web", "sleep", "inf"), true)
+	first := waitState(t, s, StateUp)
+	syscall.Kill(first.PID, syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := s.WaitFor(ctx, func(st Status) bool { return st.State == StateUp && st.PID != first.PID })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Restarts != 1 || st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL {
+		t.Errorf("after kill -9: %+v", st)
+	}
+}
+
+func TestRestartPolicy(t *testing.T) {
+	tests := []struct {
+		name      string
+		restart   string
+		noRestart []int
+		code      string
+		want      string // state after the first exit
+	}{
+		{"always, exit 0 listed as no-restart", config.RestartAlways, []int{0, 78}, "0", StateExited},
+		{"always, exit 78 listed as no-restart", config.RestartAlways, []int{0, 78}, "78", StateExited},
+		{"always, exit 1 restarts", config.RestartAlways, []int{0, 78}, "1", StateBackoff},
+		{"on-failure, exit 0 stays down", config.RestartOnFailure, nil, "0", StateExited},
+		{"on-failure, exit 3 restarts", config.RestartOnFailure, nil, "3", StateBackoff},
+		{"never, exit 1 stays down", config.RestartNever, nil, "1", StateExited},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := def("svc", "exit", tt.code)
+			d.Restart, d.NoRestartExitCodes = tt.restart, tt.noRestart
+			d.Backoff.Initial, d.Backoff.Max = time.Hour, time.Hour // hold it in backoff
+			st := waitState(t, f.add(d, true), tt.want)
+			if st.LastExit == nil || fmt.Sprint(st.LastExit.Code) != tt.code {
+				t.Errorf("last exit %+v, want code %s", st.LastExit, tt.code)
+			}
+		})
+	}
+}
+
+// A crash loop backs off by doubling from initial to max, then gives up
+// with its reason kept; a start request brings it back.
+func TestCrashLoopBacksOffThenGivesUp(t *testing.T) {
+	f := newFixture(t)
+	d := def("crash", "exit", "3")
+	d.Backoff.Initial, d.Backoff.Max = 50*time.Millisecond, 200*time.Millisecond
+	d.GiveUp = config.GiveUp{Restarts: 5, Within: time.Minute}
+	d.Essential = true
+	s := f.add(d, true)
+	var delays []string
+	seen := map[int]bool{}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	st, err := s.WaitFor(ctx, func(st Status) bool {
+		if st.State == StateBackoff {
+			_, d, _ := strings.Cut(st.Reason, "restarting in ")
+			if !seen[st.Restarts] {
+				seen[st.Restarts] = true
+				delays = append(delays, d)
+			}
+		}
+		return st.State == StateFailed
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(delays, " "); got != "50ms 100ms 200ms 200ms 200ms" {
+		t.Errorf("backoff delays %q, want 50ms 100ms 200ms 200ms 200ms", got)
+	}
+	if want := "gave up after 5 restarts within 1m0s; last: exit 3"; st.Reason != want {
+		t.Errorf("reason %q, want %q", st.Reason, want)
+	}
+	f.mu.Lock()
+	if got := strings.Join(f.failed, ","); got != "crash:3" {
+		t.Errorf("essential failure reported as %q, want crash:3", got)
+	}
+	f.mu.Unlock()
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Status(); st.State == StateFailed {
+		t.Errorf("still failed after a start: %+v", st)
+	}
+}
+
+// A service that ignores its stop signal is killed with its whole process
+// group after stop.timeout.
+func TestStopTimeoutKillsProcessGroup(t *testing.T) {
+	f := newFixture(t)
+	d := def("stubborn", "ignore-term", "3")
+	d.Stop.Timeout = 100 * time.Millisecond
+	d.Ready.NotifyFD = 3
+	s := f.add(d, true)
+	st := waitState(t, s, StateUp)
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	down := waitState(t, s, StateDown)
+	if down.LastExit == nil || down.LastExit.Signal != syscall.SIGKILL {
+		t.Errorf("stop of a TERM-ignoring service ended with %+v, want SIGKILL", down.LastExit)
+	}
+	if err := syscall.Kill(-st.PID, 0); err != syscall.ESRCH {
+		t.Errorf("process group %d still exists: %v", st.PID, err)
+	}
+}
+
+func TestReadiness(t *testing.T) {
+	addr := "127.0.0.1:" + fmt.Sprint(20000+os.Getpid()%20000)
+	tests := []struct {
+		name  string
+		prog  []string
+		ready config.Ready
+	}{
+		{"notify fd", []string{"notify", "3", "200ms"}, config.Ready{NotifyFD: 3}},
+		{"tcp", []string{"listen", addr, "200ms"}, config.Ready{TCP: addr}},
+		{"delay", []string{"sleep", "inf"}, config.Ready{Delay: 200 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := def("r", tt.prog...)
+			d.Ready = tt.ready
+			s := f.add(d, true)
+			if st := waitState(t, s, StateStarting); st.Ready {
+				t.Fatalf("right after spawn: %+v, want starting and not ready", st)
+			}
+			if st := waitState(t, s, StateUp); !st.Ready {
+				t.Errorf("up but not ready: %+v", st)
+			}
+		})
+	}
+}
+
+// The container environment is read again and ${VAR} expanded at every
+// start; the service runs as its user with HOME, USER and LOGNAME to match.
+func TestEnvAndUserAtEachStart(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to switch users")
+	}
+	f := newFixture(t)
+	testprog.ExposeBinary(t)
+	dir := testprog.PublicDir(t)
+	d := def("who", "whoami")
+	d.User = "10000:10000"
+	d.Env = map[string]string{"GREETING": "${WORD:-hello}"}
+	d.Log.Dir, d.Log.MaxSize, d.Log.Keep = filepath.Join(dir, "logs"), 1<<20, 2
+	d.Restart = config.RestartNever
+	s := f.add(d, true)
+	waitState(t, s, StateExited)
+	f.mu.Lock()
+	f.env["WORD"] = "bonjour"
+	f.mu.Unlock()
+	s.Start()
+	testprog.WaitFor(t, 10*time.Second, "second run logged", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "logs", "current"))
+		return strings.Count(string(b), "uid=") == 2
+	})
+	t.Log(s.Status())
+	b, _ := os.ReadFile(filepath.Join(dir, "logs", "current"))
+	out := string(b)
+	for _, want := range []string{"uid=10000 gid=10000 groups=10000 cwd=/ HOME=/ USER=10000 LOGNAME=10000",
+		"GREETING=hello", "GREETING=bonjour"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// go-reaper#11: twenty services exit with distinct codes while one of them
+// runs a thousand short children of its own; every code is reported right.
+func TestDistinctExitCodesUnderChildStorm(t *testing.T) {
+	f := newFixture(t)
+	var svcs []*Service
+	for i := range 20 {
+		d := def(fmt.Sprintf("s%d", i), "exit", fmt.Sprint(100+i))
+		if i == 0 {
+			d = def("s0", "children", "1000", "100")
+		}
+		d.Restart = config.RestartNever
+		svcs = append(svcs, f.add(d, true))
+	}
+	for i, s := range svcs {
+		st := waitState(t, s, StateExited)
+		if st.LastExit.Code != 100+i || st.LastExit.Signal != 0 {
+			t.Errorf("%s: last exit %+v, want code %d", s.Name(), st.LastExit, 100+i)
+		}
+	}
+}
+
+func TestCannotExecute(t *testing.T) {
+	f := newFixture(t)
+	d := &config.Service{Name: "missing", Command: []string{"no-such-program-anywhere"}, Restart: config.RestartNever}
+	st := waitState(t, f.add(d, true), StateExited)
+	if st.LastExit.Code != 127 || !strings.Contains(st.Reason, `"no-such-program-anywhere": executable file not found`) {
+		t.Errorf("missing program: %+v", st)
+	}
+}
