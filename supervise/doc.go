@@ -7,19 +7,19 @@
 //
 // States, and what moves a service between them:
 //
-//	          start                    ready (notify_fd, tcp, delay)
-//	 down ──────────────► starting ───────────────────────────► up
-//	  ▲                     │  │                                 │
-//	  │   exit, want down   │  └──────────── exit ◄──────────────┤
-//	  └──── stopping ◄──────┴─── stop ◄──────────────────────────┘
-//	          │ timeout: SIGKILL to the process group
-//	          ▼
-//	 exit ─► restart policy:
-//	          no_restart_exit_codes, restart: never,
-//	          on-failure with exit 0            ──► exited
-//	          give_up reached                   ──► failed (reason kept)
-//	          ran >= backoff.reset_after        ──► starting, at once
-//	          otherwise                         ──► backoff ──(timer)──► starting
+//	         start                    ready (notify_fd, tcp, delay)
+//	down ──────────────► starting ───────────────────────────► up
+//	 ▲                     │  │                                 │
+//	 │   exit, want down   │  └──────────── exit ◄──────────────┤
+//	 └──── stopping ◄──────┴─── stop ◄──────────────────────────┘
+//	         │ timeout: SIGKILL to the process group
+//	         ▼
+//	exit ─► restart policy:
+//	         no_restart_exit_codes, restart: never,
+//	         on-failure with exit 0            ──► exited
+//	         give_up reached                   ──► failed (reason kept)
+//	         ran >= backoff.reset_after        ──► starting, at once
+//	         otherwise                         ──► backoff ──(timer)──► starting
 //
 // A start request resets the failure count, so "failed" and "exited"
 // services come back when someone asks. Processes run in their own session

@@ -38,7 +38,7 @@ func (r *runner) spawn() {
 	inst, err := r.startProcess(def, env)
 	if err != nil {
 		r.deps.Log.Error("cannot start", "svc", r.name, "err", err)
-		r.lastExit = &Exit{Code: execFailureCode(err), At: time.Now()}
+		r.lastExit = &Exit{Code: ExecFailureCode(err), At: time.Now()}
 		r.afterExit(def, 0, err.Error(), true)
 		return
 	}
@@ -60,7 +60,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 		return nil, err
 	}
 	environ := buildEnv(env, acct, def.Env)
-	argv0, err := lookPath(def.Command[0], environ)
+	argv0, err := LookPath(def.Command[0], environ)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 		cancel()
 		return nil, err
 	}
-	attr := &syscall.ProcAttr{Dir: dir, Env: mapToEnv(environ), Files: files,
+	attr := &syscall.ProcAttr{Dir: dir, Env: EnvList(environ), Files: files,
 		Sys: &syscall.SysProcAttr{Setsid: true, Credential: r.credential(acct)}}
 	pid, done, err := r.deps.Spawner.Start(argv0, def.Command, attr)
 	if notify != nil {
@@ -125,6 +125,12 @@ func (r *runner) credential(a *account.Account) *syscall.Credential {
 	if !r.deps.Root {
 		return nil
 	}
+	return Credential(a)
+}
+
+// Credential is the process credential of a: uid, gid and supplementary
+// groups.
+func Credential(a *account.Account) *syscall.Credential {
 	groups := make([]uint32, len(a.Groups))
 	for i, g := range a.Groups {
 		groups[i] = uint32(g)
@@ -187,7 +193,8 @@ func buildEnv(base map[string]string, acct *account.Account, own map[string]stri
 	return env
 }
 
-func mapToEnv(m map[string]string) []string {
+// EnvList turns an environment map into sorted KEY=VALUE entries.
+func EnvList(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k, v := range m {
 		out = append(out, k+"="+v)
@@ -199,8 +206,8 @@ func mapToEnv(m map[string]string) []string {
 // ErrNotFound is returned when a command is not on PATH.
 var ErrNotFound = errors.New("executable file not found in $PATH")
 
-// lookPath finds file on the PATH of env (the service's, not hinit's).
-func lookPath(file string, env map[string]string) (string, error) {
+// LookPath finds file on the PATH of env (the process's, not hinit's).
+func LookPath(file string, env map[string]string) (string, error) {
 	if strings.Contains(file, "/") {
 		return file, nil
 	}
@@ -220,9 +227,9 @@ func lookPath(file string, env map[string]string) (string, error) {
 	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
 }
 
-// execFailureCode is what a shell reports for a command it cannot run:
+// ExecFailureCode is what a shell reports for a command it cannot run:
 // 127 when it does not exist, 126 when it cannot be executed.
-func execFailureCode(err error) int {
+func ExecFailureCode(err error) int {
 	if errors.Is(err, ErrNotFound) || errors.Is(err, syscall.ENOENT) {
 		return 127
 	}

@@ -1,0 +1,89 @@
+package pid1
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// lineHandler writes hinit's own log as one plain line per record:
+//
+//	hinit: started svc=web pid=12
+//	hinit: warning: planned-stop marker not written svc=gateway-coder err=...
+//
+// No timestamp: docker logs and kubectl logs add their own.
+type lineHandler struct {
+	mu    *sync.Mutex
+	out   *io.Writer // shared by derived handlers, swappable (TTY mode)
+	level slog.Leveler
+	attrs string
+}
+
+func newLineHandler(w io.Writer, level slog.Leveler) *lineHandler {
+	return &lineHandler{mu: new(sync.Mutex), out: &w, level: level}
+}
+
+// setOutput redirects the log, e.g. away from a terminal main owns.
+func (h *lineHandler) setOutput(w io.Writer) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	*h.out = w
+}
+
+func (h *lineHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
+
+func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString("hinit: ")
+	switch {
+	case r.Level >= slog.LevelError:
+		b.WriteString("error: ")
+	case r.Level >= slog.LevelWarn:
+		b.WriteString("warning: ")
+	}
+	b.WriteString(r.Message)
+	b.WriteString(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		writeAttr(&b, a)
+		return true
+	})
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(*h.out, b.String())
+	return err
+}
+
+func (h *lineHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	var b strings.Builder
+	for _, a := range as {
+		writeAttr(&b, a)
+	}
+	return &lineHandler{mu: h.mu, out: h.out, level: h.level, attrs: h.attrs + b.String()}
+}
+
+func (h *lineHandler) WithGroup(string) slog.Handler { return h }
+
+func writeAttr(b *strings.Builder, a slog.Attr) {
+	v := a.Value.Resolve().String()
+	if v == "" || strings.ContainsAny(v, " \t\n\"=") {
+		v = strconv.Quote(v)
+	}
+	fmt.Fprintf(b, " %s=%s", a.Key, v)
+}
+
+// parseLevel reads HINIT_LOG_LEVEL: debug, info (default), warn or error.
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if s == "" {
+		return slog.LevelInfo, nil
+	}
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo, fmt.Errorf("HINIT_LOG_LEVEL=%q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}

@@ -1,0 +1,78 @@
+package pid1
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"hinit/config"
+)
+
+// Defaults of the settings environment variables may override.
+const (
+	DefaultConfig          = "/etc/hinit/hinit.yaml"
+	DefaultRuntimeDir      = "/run/hinit"
+	DefaultScandir         = "/run/service"
+	DefaultShutdownTimeout = 8 * time.Second
+)
+
+// settings is hinit's configuration file plus the environment overrides.
+type settings struct {
+	cfg             *config.Config
+	runtimeDir      string
+	scandir         string
+	shutdownTimeout time.Duration
+}
+
+// loadSettings reads HINIT_CONFIG (or the default path; a missing file
+// means built-in defaults) and the HINIT_* overrides.
+func loadSettings(getenv func(string) string) (*settings, error) {
+	path := or(getenv("HINIT_CONFIG"), DefaultConfig)
+	cfg, err := config.Load(path)
+	if errors.Is(err, fs.ErrNotExist) && getenv("HINIT_CONFIG") == "" {
+		cfg, err = config.Default(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &settings{
+		cfg:             cfg,
+		runtimeDir:      or(getenv("HINIT_RUNTIME_DIR"), DefaultRuntimeDir),
+		scandir:         or(getenv("HINIT_SCANDIR"), DefaultScandir),
+		shutdownTimeout: DefaultShutdownTimeout,
+	}
+	if cfg.ShutdownTimeout > 0 {
+		s.shutdownTimeout = cfg.ShutdownTimeout
+	}
+	if v := getenv("HINIT_SHUTDOWN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("HINIT_SHUTDOWN_TIMEOUT=%q: want a positive Go duration like 8s", v)
+		}
+		s.shutdownTimeout = d
+	}
+	return s, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// environ is hinit's own environment as a map.
+func environ() map[string]string {
+	m := make(map[string]string)
+	for _, kv := range os.Environ() {
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				m[kv[:i]] = kv[i+1:]
+				break
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,138 @@
+package pid1
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// shutdown stops everything (SPEC §2 "Shutdown"): main and all services get
+// their stop signal at once; whatever outlives its own stop.timeout or the
+// deadline is killed with its process group; then, as PID 1, every other
+// process left gets TERM and then KILL. Each wait ends the moment what it
+// waits for is gone: there is no fixed sleep. Last, the services' logs are
+// flushed and closed.
+func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(time.Second))
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { h.group.Shutdown(ctx, deadline) })
+	wg.Go(func() { h.stopMain(deadline, mainSignalled) })
+	wg.Wait()
+	h.sweep(deadline)
+	h.cancelSvcs()
+	for _, s := range h.group.List() {
+		<-s.Done()
+	}
+	h.log.Info("shutdown complete")
+}
+
+// stopMain sends main SIGTERM (unless it already got the signal that began
+// the shutdown) and kills its process group at the deadline.
+func (h *hinit) stopMain(deadline time.Time, signalled bool) {
+	select {
+	case <-h.mainGone:
+		return
+	default:
+	}
+	if !signalled {
+		syscall.Kill(h.main.pid, syscall.SIGTERM)
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-h.mainGone:
+	case <-t.C:
+		h.log.Warn("main outlived the shutdown timeout: killing its process group", "pid", h.main.pid)
+		syscall.Kill(-h.main.pid, syscall.SIGKILL)
+		<-h.mainGone
+	}
+}
+
+// sweep gets rid of every process left once main and the services are
+// down: TERM, then KILL at the deadline. As PID 1 that is every process of
+// the namespace; as a subreaper, every descendant.
+func (h *hinit) sweep(deadline time.Time) {
+	if !h.signalRest(syscall.SIGTERM) {
+		return
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-h.reaper.Idle():
+		return
+	case <-t.C:
+	}
+	h.log.Warn("processes left after the shutdown timeout: killing them")
+	h.signalRest(syscall.SIGKILL)
+	select {
+	case <-h.reaper.Idle():
+	case <-time.After(2 * time.Second):
+		h.log.Error("processes left after SIGKILL")
+	}
+}
+
+// signalRest sends sig to every process left and reports whether there
+// was any.
+func (h *hinit) signalRest(sig syscall.Signal) bool {
+	select {
+	case <-h.reaper.Idle():
+		return false
+	default:
+	}
+	if h.isPID1 {
+		return syscall.Kill(-1, sig) == nil
+	}
+	pids := descendants(os.Getpid())
+	for _, pid := range pids {
+		syscall.Kill(pid, sig)
+	}
+	return len(pids) > 0
+}
+
+// descendants lists the processes below pid, read from /proc.
+func descendants(pid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := make(map[int][]int)
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp, ok := parentOf(p); ok {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, children[p]...)
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
+
+// parentOf reads the parent pid from /proc/<pid>/stat (field 4, after the
+// parenthesised command name, which may itself hold spaces and parens).
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	pp, err := strconv.Atoi(f[1])
+	return pp, err == nil
+}
