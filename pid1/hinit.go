@@ -94,7 +94,6 @@ func boot(args []string) int {
 		return h.finish(2)
 	}
 	if h.main, err = h.startMain(argv); err != nil {
-		close(h.mainGone)
 		h.log.Error(fmt.Sprintf("main: %v", err))
 		return h.finish(supervise.ExecFailureCode(err))
 	}
@@ -224,6 +223,7 @@ func (h *hinit) forward(sig os.Signal) {
 
 // finish shuts down after main could not run and returns code.
 func (h *hinit) finish(code int) int {
+	close(h.mainGone)
 	h.shutdown(time.Now().Add(h.set.shutdownTimeout), true)
 	return code
 }

@@ -78,6 +78,8 @@ var programs = map[string]func([]string) int{
 	"signals":     signals,
 	"whoami":      whoami,
 	"kill-self":   killSelf,
+	"reaped":      reaped,
+	"tty":         ttyProg,
 }
 
 func atoi(s string) int {
@@ -237,4 +239,94 @@ func killSelf(a []string) int {
 	syscall.Kill(os.Getpid(), syscall.Signal(atoi(a[0])))
 	time.Sleep(time.Second)
 	return 0
+}
+
+// reaped N: makes N orphans (children of a process that exits at once),
+// then waits until the reaper above it (its parent) has reaped them all.
+// Exits 0 when none is left as a zombie, 1 after 20 s.
+func reaped(a []string) int {
+	reaper := os.Getppid()
+	c := exec.Command("/proc/self/exe", Command("orphans", a[0], "0s")[1:]...)
+	c.Env = append(os.Environ(), Env())
+	if err := c.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "orphans:", err)
+		return 1
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if n := zombiesOf(reaper); n == 0 {
+			fmt.Println("no zombies")
+			return 0
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Printf("%d zombies left\n", zombiesOf(reaper))
+	return 1
+}
+
+// zombiesOf counts processes in state Z whose parent is pid.
+func zombiesOf(pid int) int {
+	ents, _ := os.ReadDir("/proc")
+	n, want := 0, strconv.Itoa(pid)
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[0] == "Z" && f[1] == want {
+			n++
+		}
+	}
+	return n
+}
+
+// tty: reports what an interactive main sees of its terminal, then prints
+// the size again at every SIGWINCH. It does not catch SIGINT, so Ctrl-C
+// kills it (exit 130 from its parent's point of view).
+func ttyProg([]string) int {
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	if err != nil {
+		fmt.Println("no terminal:", err)
+		return 1
+	}
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	fmt.Printf("foreground=%v size=%s TERM=%s\r\n", fg == unix.Getpgrp(), size(), os.Getenv("TERM"))
+	fmt.Printf("ignored-self=%s ignored-pid1=%s\r\n", sigIgn("self"), sigIgn("1"))
+	for range winch {
+		fmt.Printf("resized %s\r\n", size())
+	}
+	return 0
+}
+
+func size() string {
+	ws, err := unix.IoctlGetWinsize(0, unix.TIOCGWINSZ)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%dx%d", ws.Col, ws.Row)
+}
+
+// sigIgn names SIGTTIN and SIGTTOU when /proc/PID/status says they are
+// ignored.
+func sigIgn(pid string) string {
+	b, _ := os.ReadFile("/proc/" + pid + "/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "SigIgn:\t"); ok {
+			mask, _ := strconv.ParseUint(v, 16, 64)
+			var out []string
+			for _, s := range []syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU} {
+				if mask&(1<<(uint(s)-1)) != 0 {
+					out = append(out, unix.SignalName(s))
+				}
+			}
+			if out == nil {
+				return "none"
+			}
+			return strings.Join(out, ",")
+		}
+	}
+	return "unknown"
 }

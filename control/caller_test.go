@@ -1,0 +1,125 @@
+package control
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestMay(t *testing.T) {
+	root := Caller{Root: true}
+	member := Caller{UID: 10000, Member: true}
+	stranger := Caller{UID: 10001}
+	tests := []struct {
+		name      string
+		c         Caller
+		verb      string
+		protected bool
+		want      bool
+	}{
+		{"root shuts down", root, VerbShutdown, false, true},
+		{"root stops protected", root, VerbStop, true, true},
+		{"member starts", member, VerbStart, false, true},
+		{"member registers", member, VerbRegister, false, true},
+		{"member may not shut down", member, VerbShutdown, false, false},
+		{"member may not stop protected", member, VerbStop, true, false},
+		{"member may not signal protected", member, VerbSignal, true, false},
+		{"member reads protected status", member, VerbStatus, true, true},
+		{"member waits on protected", member, VerbWait, true, true},
+		{"stranger may not read", stranger, VerbStatus, false, false},
+		{"stranger may not check", stranger, VerbCheck, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.c.May(tc.verb, tc.protected); got != tc.want {
+				t.Fatalf("May(%s, %v) = %v", tc.verb, tc.protected, got)
+			}
+		})
+	}
+}
+
+func TestCallerOf(t *testing.T) {
+	self := os.Getpid()
+	groups, _ := os.Getgroups()
+	tests := []struct {
+		name       string
+		cred       unix.Ucred
+		controlGID int
+		selfUID    int
+		wantRoot   bool
+		wantMember bool
+	}{
+		{"root", unix.Ucred{Uid: 0, Gid: 0, Pid: int32(self)}, testGID, 0, true, false},
+		{"primary gid", unix.Ucred{Uid: 10001, Gid: testGID, Pid: 1 << 30}, testGID, 0, false, true},
+		{"gone process, other gid", unix.Ucred{Uid: 10001, Gid: 10001, Pid: 1 << 30}, testGID, 0, false, false},
+		{"no control group", unix.Ucred{Uid: 10001, Gid: 10001, Pid: int32(self)}, -1, 0, false, false},
+		{"hinit's own uid", unix.Ucred{Uid: 10000, Gid: 0, Pid: 1 << 30}, -1, 10000, false, true},
+	}
+	if len(groups) > 0 {
+		tests = append(tests, struct {
+			name       string
+			cred       unix.Ucred
+			controlGID int
+			selfUID    int
+			wantRoot   bool
+			wantMember bool
+		}{"supplementary group from /proc", unix.Ucred{Uid: 10001, Gid: 10001, Pid: int32(self)}, groups[0], 0, false, true})
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := callerOf(&tc.cred, tc.controlGID, tc.selfUID)
+			if c.Root != tc.wantRoot || c.Member != tc.wantMember {
+				t.Fatalf("got %+v", c)
+			}
+		})
+	}
+}
+
+func TestProcGroups(t *testing.T) {
+	want, err := os.Getgroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := procGroups(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("procGroups = %v, os.Getgroups = %v", got, want)
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	tests := []struct {
+		in   string
+		want unix.Signal
+		ok   bool
+	}{
+		{"TERM", unix.SIGTERM, true},
+		{"SIGHUP", unix.SIGHUP, true},
+		{"usr1", unix.SIGUSR1, true},
+		{"9", unix.SIGKILL, true},
+		{"40", unix.Signal(40), true},
+		{"0", 0, false},
+		{"32", 0, false},
+		{"65", 0, false},
+		{"NOPE", 0, false},
+		{"", 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseSignal(tc.in)
+			if (err == nil) != tc.ok || got != tc.want {
+				t.Fatalf("ParseSignal(%q) = %v, %v", tc.in, got, err)
+			}
+			if !tc.ok && !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not match ErrInvalid", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package control
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// peerCred reads the uid, gid and pid of the process at the other end of
+// conn (SO_PEERCRED), as they were when it connected.
+func peerCred(conn *net.UnixConn) (*unix.Ucred, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("peer credentials: %w", err)
+	}
+	var cred *unix.Ucred
+	var credErr error
+	err = raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if err == nil {
+		err = credErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("peer credentials: %w", err)
+	}
+	return cred, nil
+}
+
+// callerOf turns peer credentials into a Caller. Supplementary groups are
+// not part of SO_PEERCRED: they come from /proc/<pid>/status, read now. A
+// peer that has already gone (or whose /proc entry is hidden) counts only
+// by its uid and primary gid.
+func callerOf(cred *unix.Ucred, controlGID, selfUID int) Caller {
+	c := Caller{UID: int(cred.Uid), GID: int(cred.Gid), PID: int(cred.Pid)}
+	c.Root = c.UID == 0
+	switch {
+	case c.UID == selfUID && !c.Root:
+		c.Member = true // a non-root hinit: its own uid could signal it anyway
+	case controlGID >= 0 && c.GID == controlGID:
+		c.Member = true
+	case controlGID >= 0:
+		groups, _ := procGroups(c.PID)
+		c.Member = slices.Contains(groups, controlGID)
+	}
+	return c
+}
+
+// procGroups reads the supplementary groups of pid from the "Groups:" line
+// of /proc/<pid>/status.
+func procGroups(pid int) ([]int, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return nil, fmt.Errorf("read groups of pid %d: %w", pid, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "Groups:")
+		if !ok {
+			continue
+		}
+		var groups []int
+		for _, field := range strings.Fields(rest) {
+			if g, err := strconv.Atoi(field); err == nil {
+				groups = append(groups, g)
+			}
+		}
+		return groups, nil
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read groups of pid %d: %w", pid, err)
+	}
+	return nil, fmt.Errorf("read groups of pid %d: no Groups line", pid)
+}

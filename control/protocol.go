@@ -1,0 +1,152 @@
+// Package control is the language hinit and hsvc speak over hinit's control
+// socket: the request and response types, the server that checks who is
+// calling before any request reaches the supervisor, and the client hsvc
+// uses. It knows nothing about how services are supervised; hinit plugs its
+// supervisor in as a Handler, so hsvc never links the supervisor.
+package control
+
+import "time"
+
+// Version is the protocol version carried in every request and response.
+// A server answers a request of another version with CodeUsage.
+//
+// Protocol, version 1
+//
+//	socket   $HINIT_RUNTIME_DIR/control.sock (default /run/hinit/control.sock),
+//	         unix stream, mode 0660, owner root, group = the image's user's group
+//
+//	client                                   server (hinit)
+//	  connect ───────────────────────────────▶ accept; SO_PEERCRED → Caller
+//	                                           (more than MaxInFlight requests in
+//	                                           flight: answer "busy", close)
+//	  {"v":1,"verb":"start",...}\n ──────────▶ read one line, ≤ MaxRequest bytes,
+//	                                           within ReadTimeout (5 s); otherwise
+//	                                           answer CodeUsage and close
+//	                                           neither root nor member of the
+//	                                           control group: CodePermission,
+//	                                           the Handler is never called
+//	                                           bad JSON, version or verb: CodeUsage
+//	                                           Handler.Handle(ctx, caller, req)
+//	  ◀────────────── {"v":1,"ok":true,...}\n  one response line, then close
+//
+// One request per connection. The client keeps its side open and sends
+// nothing more until it has read the response: for long verbs (wait,
+// --wait) the server treats the peer closing its connection (or sending
+// more) as "nobody is waiting any more" and cancels the handler's context. A request line that ends at EOF without a newline
+// is still served, without that hang-up detection.
+//
+// Verbs and the fields they use (every request carries v and verb):
+//
+//	status      names (none = every service)            → services
+//	start       names | all, wait                        want up
+//	stop        names | all, wait                        want down
+//	restart     names | all, wait                        stop, then start
+//	signal      names (exactly one), signal              signal the process group
+//	register    template, instance, down, env            → names (the new service)
+//	unregister  names (exactly one), wait                stop, remove its dir
+//	list        prefix                                   → names, sorted
+//	wait        names (exactly one), until, wait         block until the state
+//	check       —                                        ok unless an essential service failed
+//	shutdown    exit_code (optional, 0..255)             root only
+//
+// "all" means the gateway instances (SPEC §4). "wait" is a Go duration:
+// for start/stop/restart/unregister "" means do not wait; for the verb wait
+// it is the timeout and "" means no limit. "until" is up (a process is
+// running: starting or up), ready (state up) or down (no process: down,
+// exited, failed). A wait that runs out answers CodeTimeout.
+//
+// The response's code is the exit code hsvc exits with (Code* below); ok is
+// true exactly when code is 0; error is one line that says what to do.
+//
+// Compatibility: fields are only ever added. A change that alters the
+// meaning of a field bumps Version.
+const Version = 1
+
+// Limits of the server, part of the protocol so that clients can rely on them.
+const (
+	MaxRequest  = 64 << 10        // longest request line, newline excluded
+	ReadTimeout = 5 * time.Second // time a client has to send its request
+	MaxInFlight = 64              // requests served at once; more are answered "busy"
+)
+
+// Socket location, see SPEC §2.
+const (
+	DefaultRuntimeDir = "/run/hinit"
+	RuntimeDirEnv     = "HINIT_RUNTIME_DIR"
+	SocketName        = "control.sock"
+)
+
+// Verbs of the protocol, one per hsvc verb except logs (which asks status
+// for the log path and reads the file itself).
+const (
+	VerbStatus     = "status"
+	VerbStart      = "start"
+	VerbStop       = "stop"
+	VerbRestart    = "restart"
+	VerbSignal     = "signal"
+	VerbRegister   = "register"
+	VerbUnregister = "unregister"
+	VerbList       = "list"
+	VerbWait       = "wait"
+	VerbCheck      = "check"
+	VerbShutdown   = "shutdown"
+)
+
+// Targets of the verb wait (Request.Until).
+const (
+	UntilUp    = "up"
+	UntilReady = "ready"
+	UntilDown  = "down"
+)
+
+// Request is one command to hinit. Which fields a verb reads is listed in
+// the protocol comment above; the others are left empty.
+type Request struct {
+	V        int               `json:"v"`
+	Verb     string            `json:"verb"`
+	Names    []string          `json:"names,omitempty"`
+	All      bool              `json:"all,omitempty"`
+	Wait     string            `json:"wait,omitempty"`  // Go duration
+	Until    string            `json:"until,omitempty"` // UntilUp, UntilReady or UntilDown
+	Signal   string            `json:"signal,omitempty"`
+	Template string            `json:"template,omitempty"`
+	Instance string            `json:"instance,omitempty"`
+	Down     bool              `json:"down,omitempty"`
+	Env      map[string]string `json:"env,omitempty"`
+	ExitCode *int              `json:"exit_code,omitempty"`
+	Prefix   string            `json:"prefix,omitempty"`
+}
+
+// Response is hinit's answer. Code is the exit code of hsvc.
+type Response struct {
+	V        int      `json:"v"`
+	OK       bool     `json:"ok"`
+	Code     int      `json:"code"`
+	Error    string   `json:"error,omitempty"`
+	Services []Status `json:"services,omitempty"`
+	Names    []string `json:"names,omitempty"`
+}
+
+// Status is one service as `hsvc status --json` shows it (SPEC §4). The
+// fields after Source are extensions, stable like the others.
+type Status struct {
+	Name      string    `json:"name"`
+	State     string    `json:"state"` // SPEC §3: down starting up stopping backoff exited failed
+	Want      string    `json:"want"`  // up or down
+	PID       int       `json:"pid"`   // 0 when no process runs
+	Since     time.Time `json:"since"` // when the service entered State
+	Ready     bool      `json:"ready"`
+	Restarts  int       `json:"restarts"`
+	LastExit  *Exit     `json:"last_exit"` // null until the first exit
+	Reason    string    `json:"reason"`    // why it is in State, mostly for down/failed/backoff
+	Source    string    `json:"source"`    // static, scandir or template:<name>
+	LogPath   string    `json:"log_path"`  // the "current" log file; "" when it logs to the console only
+	LostLines uint64    `json:"lost_lines"`
+}
+
+// Exit is how a service's process ended.
+type Exit struct {
+	Code   int       `json:"code"`   // exit status, or 128+N when killed by signal N
+	Signal string    `json:"signal"` // "KILL", "TERM"... when killed by a signal, else ""
+	At     time.Time `json:"at"`
+}

@@ -1,0 +1,303 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBadRequests(t *testing.T) {
+	h := &fakeHandler{}
+	path := startServer(t, "", h, nil)
+	tests := []struct {
+		name     string
+		line     string
+		wantCode int
+		wantErr  string
+	}{
+		{"ok", `{"v":1,"verb":"status"}`, CodeOK, ""},
+		{"not json", `hello`, CodeUsage, "malformed request"},
+		{"array", `[1,2]`, CodeUsage, "malformed request"},
+		{"trailing garbage", `{"v":1,"verb":"status"} x`, CodeUsage, "malformed request"},
+		{"null", `null`, CodeUsage, "protocol version 0"},
+		{"no version", `{"verb":"status"}`, CodeUsage, "protocol version 0"},
+		{"future version", `{"v":2,"verb":"status"}`, CodeUsage, "protocol version 2"},
+		{"unknown verb", `{"v":1,"verb":"explode"}`, CodeUsage, `unknown verb "explode"`},
+		{"bad name", `{"v":1,"verb":"stop","names":["../etc"]}`, CodeUsage, "invalid service name"},
+		{"start nothing", `{"v":1,"verb":"start"}`, CodeUsage, "no service named"},
+		{"start names and all", `{"v":1,"verb":"start","names":["a"],"all":true}`, CodeUsage, "not both"},
+		{"bad duration", `{"v":1,"verb":"start","names":["a"],"wait":"soon"}`, CodeUsage, "not a duration"},
+		{"negative duration", `{"v":1,"verb":"stop","all":true,"wait":"-1s"}`, CodeUsage, "not a duration"},
+		{"wait sideways", `{"v":1,"verb":"wait","names":["a"],"until":"sideways"}`, CodeUsage, "until must be"},
+		{"wait two", `{"v":1,"verb":"wait","names":["a","b"],"until":"up"}`, CodeUsage, "exactly one"},
+		{"unknown signal", `{"v":1,"verb":"signal","names":["a"],"signal":"NOPE"}`, CodeUsage, "unknown signal"},
+		{"register bad instance", `{"v":1,"verb":"register","template":"gateway","instance":"Bad"}`, CodeUsage, "valid names"},
+		{"register bad env", `{"v":1,"verb":"register","template":"gateway","instance":"x","env":{"A=B":"c"}}`, CodeUsage, "environment variable"},
+		{"shutdown 300", `{"v":1,"verb":"shutdown","exit_code":300}`, CodeUsage, "0..255"},
+		{"crlf", "{\"v\":1,\"verb\":\"list\"}\r", CodeOK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := h.count()
+			resp := rawExchange(t, path, []byte(tc.line+"\n"))
+			if resp.Code != tc.wantCode || !strings.Contains(resp.Error, tc.wantErr) {
+				t.Fatalf("got code %d %q, want %d containing %q", resp.Code, resp.Error, tc.wantCode, tc.wantErr)
+			}
+			if resp.OK != (resp.Code == CodeOK) {
+				t.Errorf("ok=%v with code %d", resp.OK, resp.Code)
+			}
+			if called := h.count() > before; called != (tc.wantCode == CodeOK) {
+				t.Errorf("handler called: %v", called)
+			}
+		})
+	}
+}
+
+func TestHandlerMisbehaves(t *testing.T) {
+	tests := []struct {
+		name     string
+		resp     func() *Response
+		wantCode int
+		wantErr  string
+	}{
+		{"panic", func() *Response { panic("boom") }, CodeFailed, "internal error"},
+		{"nil", func() *Response { return nil }, CodeFailed, "no answer"},
+		{"ok with code", func() *Response { return &Response{OK: true, Code: 3, Error: "x"} }, CodeNoService, "x"},
+		{"not ok without code", func() *Response { return &Response{} }, CodeFailed, "status failed"},
+		{"two lines", func() *Response { return Errorf(CodeFailed, "one\ntwo\n") }, CodeFailed, "one; two"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := HandlerFunc(func(context.Context, Caller, *Request) *Response { return tc.resp() })
+			path := startServer(t, "", h, nil)
+			c, err := Dial(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := c.Do(context.Background(), &Request{Verb: VerbStatus})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Code != tc.wantCode || resp.Error != tc.wantErr && !strings.Contains(resp.Error, tc.wantErr) {
+				t.Fatalf("got code %d %q, want %d %q", resp.Code, resp.Error, tc.wantCode, tc.wantErr)
+			}
+			// The server survived: it still answers.
+			if _, err := c.Do(context.Background(), &Request{Verb: VerbList}); err != nil {
+				t.Fatalf("second request: %v", err)
+			}
+		})
+	}
+}
+
+func TestRequestSize(t *testing.T) {
+	path := startServer(t, "", &fakeHandler{}, nil)
+	// exact is a valid request line of exactly MaxRequest bytes.
+	exact := []byte(`{"v":1,"verb":"list","prefix":"x"}`)
+	exact = append(exact, strings.Repeat(" ", MaxRequest-len(exact))...)
+	tests := []struct {
+		name     string
+		payload  []byte
+		wantCode int
+	}{
+		{"exactly the limit", append(exact, '\n'), CodeOK},
+		{"one byte over", append(append(exact, ' '), '\n'), CodeUsage},
+		{"no newline, far over", []byte(`{"v":1,"verb":"list","prefix":"` + strings.Repeat("a", 4*MaxRequest)), CodeUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := rawExchange(t, path, tc.payload)
+			if resp.Code != tc.wantCode {
+				t.Fatalf("code %d (%s), want %d", resp.Code, resp.Error, tc.wantCode)
+			}
+			if tc.wantCode == CodeUsage && !strings.Contains(resp.Error, "request too large") {
+				t.Errorf("error %q", resp.Error)
+			}
+		})
+	}
+	t.Run("through the client", func(t *testing.T) {
+		c, err := Dial(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(context.Background(), &Request{Verb: VerbList, Prefix: strings.Repeat("a", 8*MaxRequest)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Code != CodeUsage || !strings.Contains(resp.Error, "request too large") {
+			t.Fatalf("got %d %q", resp.Code, resp.Error)
+		}
+	})
+}
+
+// TestSilentClientDoesNotBlockOthers: a client that connects and says
+// nothing holds its own goroutine only.
+func TestSilentClientDoesNotBlockOthers(t *testing.T) {
+	path := startServer(t, "", &fakeHandler{}, func(s *Server) { s.ReadTimeout = time.Hour })
+	silent, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(ctx, &Request{Verb: VerbStatus})
+	if err != nil || !resp.OK {
+		t.Fatalf("second client: %v %+v", err, resp)
+	}
+}
+
+func TestSilentClientIsDropped(t *testing.T) {
+	path := startServer(t, "", &fakeHandler{}, func(s *Server) { s.ReadTimeout = 50 * time.Millisecond })
+	silent, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := readResponse(silent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Code != CodeUsage || !strings.Contains(resp.Error, "no request within") {
+		t.Fatalf("got %d %q", resp.Code, resp.Error)
+	}
+}
+
+func TestBusy(t *testing.T) {
+	h := &fakeHandler{waiting: make(chan struct{}), release: make(chan struct{})}
+	path := startServer(t, "", h, func(s *Server) { s.MaxInFlight = 1 })
+	first := make(chan *Response, 1)
+	go func() {
+		c, err := Dial(path)
+		if err != nil {
+			first <- nil
+			return
+		}
+		resp, _ := c.Do(context.Background(), &Request{Verb: VerbWait, Names: []string{"a"}, Until: UntilUp})
+		first <- resp
+	}()
+	<-h.waiting
+	c, err := Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(context.Background(), &Request{Verb: VerbStatus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Code != CodeFailed || !strings.Contains(resp.Error, "busy") {
+		t.Fatalf("got %d %q, want busy", resp.Code, resp.Error)
+	}
+	close(h.release)
+	if r := <-first; r == nil || !r.OK {
+		t.Fatalf("first request: %+v", r)
+	}
+}
+
+// TestHangUpCancelsWait: a client that gives up on a wait frees the
+// handler at once.
+func TestHangUpCancelsWait(t *testing.T) {
+	h := &fakeHandler{waiting: make(chan struct{}), endedBy: make(chan error, 1)}
+	path := startServer(t, "", h, nil)
+	c, err := Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-h.waiting; cancel() }()
+	_, err = c.Do(ctx, &Request{Verb: VerbWait, Names: []string{"a"}, Until: UntilDown})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Do: %v, want context.Canceled", err)
+	}
+	select {
+	case err := <-h.endedBy:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("handler ended by %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler still waiting after the client hung up")
+	}
+}
+
+func TestDoDeadline(t *testing.T) {
+	path := startServer(t, "", &fakeHandler{}, nil)
+	c, err := Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = c.Do(ctx, &Request{Verb: VerbWait, Names: []string{"a"}, Until: UntilUp})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Do: %v, want DeadlineExceeded", err)
+	}
+}
+
+// TestServeStops: ending Serve's context ends waits in flight, returns,
+// and removes the socket.
+func TestServeStops(t *testing.T) {
+	h := &fakeHandler{waiting: make(chan struct{}), endedBy: make(chan error, 1)}
+	path := t.TempDir() + "/" + SocketName
+	ln, err := Listen(path, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, h, -1, testLog(t)) }()
+	answer := make(chan *Response, 1)
+	go func() {
+		c, err := Dial(path)
+		if err != nil {
+			answer <- nil
+			return
+		}
+		resp, _ := c.Do(context.Background(), &Request{Verb: VerbWait, Names: []string{"a"}, Until: UntilUp})
+		answer <- resp
+	}()
+	<-h.waiting
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if resp := <-answer; resp == nil || resp.Code != CodeTimeout {
+		t.Fatalf("waiting client got %+v, want the handler's timeout answer", resp)
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("socket still there after Serve: %v", err)
+	}
+}
+
+// TestServeListenerClosed: a listener closed under Serve is an error, and
+// the requests in flight still end.
+func TestServeListenerClosed(t *testing.T) {
+	h := &fakeHandler{waiting: make(chan struct{}), endedBy: make(chan error, 1)}
+	path := t.TempDir() + "/" + SocketName
+	ln, err := Listen(path, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), ln, h, -1, testLog(t)) }()
+	go func() {
+		if c, err := Dial(path); err == nil {
+			c.Do(context.Background(), &Request{Verb: VerbWait, Names: []string{"a"}, Until: UntilUp})
+		}
+	}()
+	<-h.waiting
+	ln.Close()
+	if err := <-done; !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("Serve: %v, want net.ErrClosed", err)
+	}
+	if err := <-h.endedBy; !errors.Is(err, context.Canceled) {
+		t.Fatalf("wait ended by %v", err)
+	}
+}

@@ -1,0 +1,70 @@
+package hsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"syscall"
+
+	"hinit/control"
+)
+
+// errHelp: the verb was asked for its usage (-h, --help).
+var errHelp = errors.New("help requested")
+
+// exitError is an error with the exit code hsvc ends with.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitf is an error that makes hsvc exit with code.
+func exitf(code int, format string, a ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+// usageError is exit code 2, for a command line hsvc cannot run.
+func usageError(format string, a ...any) error {
+	return exitf(control.CodeUsage, format, a...)
+}
+
+// usageErr is a usage error of the current verb, with its synopsis as the
+// hint.
+func (c *cli) usageErr(format string, a ...any) error {
+	return exitf(control.CodeUsage, "%s; usage: %s", fmt.Sprintf(format, a...), c.usage)
+}
+
+// talkError turns a failure to talk to hinit into what the user can do
+// about it.
+func (c *cli) talkError(err error) error {
+	switch {
+	case errors.Is(err, control.ErrPermission):
+		return exitf(control.CodePermission, "permission denied on %s: run hsvc as a member of group %s or as root", c.sock, socketGroup(c.sock))
+	case errors.Is(err, control.ErrUnreachable):
+		return exitf(control.CodeUnreachable, "hinit is not reachable at %s: is hinit running as PID 1 of this container?", c.sock)
+	case errors.Is(err, context.DeadlineExceeded):
+		return exitf(control.CodeTimeout, "hinit did not answer in time: it may be stuck; see its log (docker logs)")
+	case errors.Is(err, context.Canceled):
+		return exitf(control.CodeFailed, "interrupted")
+	}
+	return exitf(control.CodeFailed, "talk to hinit at %s: %v; retry, or see hinit's log", c.sock, err)
+}
+
+// socketGroup names the group that owns the socket, for the permission
+// hint.
+func socketGroup(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "of the socket"
+	}
+	gid := strconv.Itoa(int(st.Sys().(*syscall.Stat_t).Gid))
+	if g, err := user.LookupGroupId(gid); err == nil {
+		return g.Name
+	}
+	return gid
+}

@@ -1,0 +1,100 @@
+package hsvc
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/fsnotify/fsnotify"
+
+	"hinit/control"
+)
+
+// follow prints what is appended to path until hsvc is interrupted. It
+// watches the log's directory with inotify, so it sleeps until something
+// happens there, and it notices rotation (current renamed away, a new
+// current created) by comparing the file it reads with the file at path:
+// it finishes the old file, then reads the new one from its start. f is
+// the file already open at its end, or nil.
+func (c *cli) follow(path string, f *os.File) error {
+	defer func() { f.Close() }()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return exitf(control.CodeFailed, "follow %s: %v", path, err)
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		return exitf(control.CodeFailed, "follow %s: watch its directory: %v", path, err)
+	}
+	for {
+		// Catch up first: the file may have grown or been replaced
+		// before the watch began, or between two events.
+		if f, err = c.catchUp(path, f); err != nil {
+			return err
+		}
+		select {
+		case <-c.ctx.Done():
+			return nil
+		case err := <-w.Errors:
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				return exitf(control.CodeFailed, "follow %s: %v", path, err)
+			}
+		case <-w.Events:
+			// Whatever changed in the directory, catching up tells.
+		}
+	}
+}
+
+// catchUp copies what f has beyond its offset, then switches to the file
+// now at path if that is another one (rotation) and copies it too.
+func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
+	if err := c.drain(f); err != nil {
+		return f, err
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return f, nil // rotated away, the new one is not there yet
+	case err != nil:
+		return f, exitf(control.CodeFailed, "follow %s: %v", path, err)
+	}
+	if f != nil {
+		if cur, err := f.Stat(); err == nil && os.SameFile(cur, st) {
+			return f, nil
+		}
+	}
+	next, err := openLog(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return f, err
+	}
+	if f != nil {
+		f.Close()
+	}
+	return next, c.drain(next)
+}
+
+// drain copies f from its offset to its end; a file that shrank under its
+// offset was truncated and is read again from the start.
+func (c *cli) drain(f *os.File) error {
+	if f == nil {
+		return nil
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return exitf(control.CodeFailed, "follow %s: %v", f.Name(), err)
+	}
+	if st, err := f.Stat(); err == nil && st.Size() < off {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return exitf(control.CodeFailed, "follow %s: %v", f.Name(), err)
+		}
+	}
+	if _, err := io.Copy(c.stdout, f); err != nil {
+		return exitf(control.CodeFailed, "follow %s: %v", f.Name(), err)
+	}
+	return nil
+}

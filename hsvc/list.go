@@ -1,0 +1,28 @@
+package hsvc
+
+import (
+	"fmt"
+
+	"hinit/control"
+)
+
+// runList: hsvc list [--prefix P].
+func runList(c *cli, args []string) error {
+	fs := newFlags("list")
+	prefix := fs.String("prefix", "", "only names that start with P")
+	operands, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(operands) > 0 {
+		return c.usageErr("unexpected %q", operands[0])
+	}
+	resp, err := c.do(&control.Request{Verb: control.VerbList, Prefix: *prefix}, 0)
+	if err != nil {
+		return err
+	}
+	for _, n := range resp.Names {
+		fmt.Fprintln(c.stdout, n)
+	}
+	return nil
+}

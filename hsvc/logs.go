@@ -1,0 +1,91 @@
+package hsvc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"hinit/control"
+)
+
+// runLogs: hsvc logs NAME [-n N] [-f]. hinit only says where the log is
+// (status); hsvc reads the file itself, with the caller's own rights.
+func runLogs(c *cli, args []string) error {
+	fs := newFlags("logs")
+	n := fs.Int("n", 20, "print the last N lines")
+	follow := fs.Bool("f", false, "then print new lines as they come, across rotations")
+	names, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(names) != 1 {
+		return c.usageErr("want exactly one service name")
+	}
+	if *n < 0 {
+		return c.usageErr("-n must not be negative")
+	}
+	if err := c.checkNames(names); err != nil {
+		return err
+	}
+	path, err := c.logPath(names[0])
+	if err != nil {
+		return err
+	}
+	return c.showLog(path, *n, *follow)
+}
+
+// logPath asks hinit where the log of name is.
+func (c *cli) logPath(name string) (string, error) {
+	resp, err := c.do(&control.Request{Verb: control.VerbStatus, Names: []string{name}}, 0)
+	if err != nil {
+		return "", err
+	}
+	for _, s := range resp.Services {
+		if s.Name != name {
+			continue
+		}
+		if s.LogPath == "" {
+			return "", exitf(control.CodeFailed, "%s has no log file: its output goes to the container's console (docker logs)", name)
+		}
+		return s.LogPath, nil
+	}
+	return "", exitf(control.CodeNoService, "no such service: %s; see hsvc list", name)
+}
+
+// showLog prints the last n lines of path, then follows it if asked.
+func (c *cli) showLog(path string, n int, follow bool) error {
+	f, err := openLog(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && follow:
+		// nothing logged yet: follow waits for the file
+	case errors.Is(err, fs.ErrNotExist):
+		return exitf(control.CodeFailed, "no log at %s yet: the service has not written any; try hsvc logs -f", path)
+	case err != nil:
+		return err
+	default:
+		err = tail(f, n, c.stdout)
+		if err != nil || !follow {
+			f.Close()
+		}
+		if err != nil {
+			return exitf(control.CodeFailed, "read %s: %v", path, err)
+		}
+	}
+	if !follow {
+		return nil
+	}
+	return c.follow(path, f) // follow closes f
+}
+
+// openLog opens a log file, with a hint when the caller may not read it.
+func openLog(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, exitf(control.CodePermission, "permission denied reading %s: run hsvc as the service's user or as root", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	return f, nil
+}

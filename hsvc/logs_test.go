@@ -1,0 +1,174 @@
+package hsvc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hinit/control"
+)
+
+// logServer serves a fake hinit whose service "dash" logs to
+// dir/current, and returns the socket and the log path.
+func logServer(t *testing.T) (sock, logPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	logPath = filepath.Join(dir, "current")
+	h := &fakeHinit{services: []control.Status{
+		{Name: "dash", State: "up", LogPath: logPath},
+		{Name: "quiet", State: "up"},
+	}}
+	return serve(t, h), logPath
+}
+
+func numbered(from, to int) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		fmt.Fprintf(&b, "2026-05-21T06:18:05Z line %d\n", i)
+	}
+	return b.String()
+}
+
+func TestLogsTail(t *testing.T) {
+	sock, logPath := logServer(t)
+	tests := []struct {
+		name    string
+		content *string // nil: no file
+		args    []string
+		code    int
+		want    string
+		errPart string
+	}{
+		{"default 20", ptr(numbered(1, 30)), []string{"logs", "dash"}, 0, numbered(11, 30), ""},
+		{"n 3", ptr(numbered(1, 30)), []string{"logs", "dash", "-n", "3"}, 0, numbered(28, 30), ""},
+		{"n 0", ptr(numbered(1, 30)), []string{"logs", "-n", "0", "dash"}, 0, "", ""},
+		{"more than there is", ptr(numbered(1, 2)), []string{"logs", "dash", "-n", "5"}, 0, numbered(1, 2), ""},
+		{"no final newline", ptr("a\nb\nc"), []string{"logs", "dash", "-n", "2"}, 0, "b\nc", ""},
+		{"empty", ptr(""), []string{"logs", "dash"}, 0, "", ""},
+		{"no file yet", nil, []string{"logs", "dash"}, 1, "", "no log at " + logPath + " yet"},
+		{"console only", nil, []string{"logs", "quiet"}, 1, "", "quiet has no log file"},
+		{"unknown", nil, []string{"logs", "nope"}, 3, "", "no such service"},
+		{"two names", nil, []string{"logs", "dash", "quiet"}, 2, "", "exactly one"},
+		{"negative n", nil, []string{"logs", "dash", "-n", "-1"}, 2, "", "must not be negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(logPath)
+			if tc.content != nil {
+				if err := os.WriteFile(logPath, []byte(*tc.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, stdout, stderr := newCLI(context.Background(), sock)
+			code := c.run(tc.args)
+			checkRun(t, code, stdout.String(), stderr.String(), tc.code, "", tc.errPart)
+			if code == 0 && stdout.String() != tc.want {
+				t.Fatalf("stdout %q, want %q", stdout, tc.want)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func TestLastLines(t *testing.T) {
+	long := strings.Repeat("x", 3*tailBlock) + "\n"
+	tests := []struct {
+		name    string
+		content string
+		n       int
+		want    int64
+	}{
+		{"empty", "", 5, 0},
+		{"one line", "a\n", 1, 0},
+		{"last of two", "a\nb\n", 1, 2},
+		{"blank lines count", "a\n\n\n", 2, 2},
+		{"lines across blocks", long + long + "tail\n", 2, int64(len(long))},
+		{"zero", "a\nb\n", 0, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := lastLines(strings.NewReader(tc.content), int64(len(tc.content)), tc.n)
+			if err != nil || got != tc.want {
+				t.Fatalf("lastLines = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestLogsFollow follows a log through appends, a rotation (current
+// renamed away, a new current created) and a truncation.
+func TestLogsFollow(t *testing.T) {
+	sock, logPath := logServer(t)
+	if err := os.WriteFile(logPath, []byte(numbered(1, 5)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, stdout, stderr := newCLI(ctx, sock)
+	done := make(chan int, 1)
+	go func() { done <- c.run([]string{"logs", "dash", "-f", "-n", "2"}) }()
+	expect := numbered(4, 5)
+	waitFor(t, "the last 2 lines", func() bool { return stdout.String() == expect })
+
+	appendTo(t, logPath, numbered(6, 7))
+	expect += numbered(6, 7)
+	waitFor(t, "appended lines", func() bool { return stdout.String() == expect })
+
+	appendTo(t, logPath, numbered(8, 8))
+	if err := os.Rename(logPath, logPath+".1"); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, logPath+".1", numbered(9, 9)) // the writer had not closed it yet
+	appendTo(t, logPath, numbered(10, 11))
+	expect += numbered(8, 11)
+	waitFor(t, "lines across the rotation", func() bool { return stdout.String() == expect })
+
+	if err := os.Truncate(logPath, 0); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, logPath, numbered(12, 12))
+	expect += numbered(12, 12)
+	waitFor(t, "lines after truncation", func() bool { return stdout.String() == expect })
+
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := stdout.String(); got != expect {
+		t.Fatalf("output after the end:\n%s\nwant:\n%s", got, expect)
+	}
+}
+
+// TestLogsFollowBeforeFirstLine: following a service that has not logged
+// yet waits for its file.
+func TestLogsFollowBeforeFirstLine(t *testing.T) {
+	sock, logPath := logServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, stdout, _ := newCLI(ctx, sock)
+	done := make(chan int, 1)
+	go func() { done <- c.run([]string{"logs", "dash", "-f"}) }()
+	// The watch may begin before or after the file appears: both must work.
+	appendTo(t, logPath, numbered(1, 1))
+	waitFor(t, "the first line", func() bool { return stdout.String() == numbered(1, 1) })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+func appendTo(t *testing.T, path, data string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+}

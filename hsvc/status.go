@@ -1,0 +1,54 @@
+package hsvc
+
+import (
+	"encoding/json"
+
+	"hinit/control"
+)
+
+// runStatus: hsvc status [NAME...] [--json].
+func runStatus(c *cli, args []string) error {
+	fs := newFlags("status")
+	asJSON := fs.Bool("json", false, "print JSON")
+	names, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := c.checkNames(names); err != nil {
+		return err
+	}
+	resp, err := c.do(&control.Request{Verb: control.VerbStatus, Names: names}, 0)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return c.printJSON(resp.Services)
+	}
+	_, err = c.stdout.Write(formatTable(resp.Services, c.now()))
+	return err
+}
+
+// printJSON prints {"services":[...]}, the form of SPEC §4, on one line.
+func (c *cli) printJSON(services []control.Status) error {
+	if services == nil {
+		services = []control.Status{}
+	}
+	b, err := json.Marshal(struct {
+		Services []control.Status `json:"services"`
+	}{services})
+	if err != nil {
+		return exitf(control.CodeFailed, "encode status: %v", err)
+	}
+	_, err = c.stdout.Write(append(b, '\n'))
+	return err
+}
+
+// checkNames refuses names no service can have before asking hinit.
+func (c *cli) checkNames(names []string) error {
+	for _, n := range names {
+		if !control.ValidName(n) {
+			return c.usageErr("%q is not a service name (lowercase letters, digits, _ . -)", n)
+		}
+	}
+	return nil
+}

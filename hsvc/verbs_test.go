@@ -1,0 +1,167 @@
+package hsvc
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"hinit/control"
+)
+
+// TestExitCodes runs every verb against the fake hinit and checks the exit
+// code, stdout, and that an error is one "hsvc: " line.
+func TestExitCodes(t *testing.T) {
+	h := &fakeHinit{services: testServices()}
+	sock := serve(t, h)
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		out     string // stdout must contain it
+		errPart string // stderr must contain it
+	}{
+		{"no verb", nil, 2, "", "try hsvc --help"},
+		{"unknown verb", []string{"explode"}, 2, "", `unknown verb "explode"`},
+		{"help", []string{"--help"}, 0, "hsvc wait NAME --up|--ready|--down", ""},
+		{"version", []string{"--version"}, 0, "hsvc dev (control protocol 1)", ""},
+		{"verb help", []string{"start", "--help"}, 0, "usage: hsvc start NAME... | --all", ""},
+
+		{"status", []string{"status"}, 0, "gateway-coder", ""},
+		{"status unknown", []string{"status", "nope"}, 3, "", "no such service: nope"},
+		{"status bad name", []string{"status", "Nope"}, 2, "", "is not a service name"},
+		{"status bad flag", []string{"status", "--jsn"}, 2, "", "flag provided but not defined: -jsn; usage: hsvc status"},
+
+		{"start", []string{"start", "dashboard"}, 0, "", ""},
+		{"start wait", []string{"start", "dashboard", "--wait=5s"}, 0, "", ""},
+		{"start all", []string{"start", "--all", "--wait"}, 0, "", ""},
+		{"start nothing", []string{"start"}, 2, "", "no service name given"},
+		{"start both", []string{"start", "--all", "main"}, 2, "", "not both"},
+		{"start bad wait", []string{"start", "main", "--wait=soon"}, 2, "", `invalid value "soon" for flag -wait: "soon" is not a duration`},
+		{"start wait with space", []string{"start", "main", "--wait", "30s"}, 0, "", ""},
+		{"start unknown", []string{"start", "nope"}, 3, "", "no such service"},
+		{"stop protected", []string{"stop", "locked"}, 4, "", "permission denied"},
+		{"restart", []string{"restart", "main", "dashboard"}, 0, "", ""},
+
+		{"signal", []string{"signal", "HUP", "dashboard"}, 0, "", ""},
+		{"signal number", []string{"signal", "9", "dashboard"}, 0, "", ""},
+		{"signal unknown", []string{"signal", "NOPE", "dashboard"}, 2, "", "unknown signal"},
+		{"signal no name", []string{"signal", "HUP"}, 2, "", "want a signal and one service name"},
+		{"signal unknown service", []string{"signal", "HUP", "nope"}, 3, "", "no such service"},
+
+		{"register", []string{"register", "gateway", "coder", "--down", "--env", "A=1"}, 0, "", ""},
+		{"register bad env", []string{"register", "gateway", "coder", "--env", "A"}, 2, "", `"A" is not K=V`},
+		{"register bad instance", []string{"register", "gateway", "Coder"}, 2, "", "must be valid names"},
+		{"register one word", []string{"register", "gateway"}, 2, "", "want a template and an instance"},
+		{"register unknown template", []string{"register", "nope", "x"}, 1, "", `no template "nope"`},
+
+		{"unregister", []string{"unregister", "gateway-ops", "--wait"}, 0, "", ""},
+		{"unregister two", []string{"unregister", "a", "b"}, 2, "", "exactly one"},
+
+		{"list", []string{"list"}, 0, "cron\ndashboard\n", ""},
+		{"list prefix", []string{"list", "--prefix", "gateway-"}, 0, "gateway-broken\n", ""},
+		{"list operand", []string{"list", "x"}, 2, "", `unexpected "x"`},
+
+		{"wait", []string{"wait", "main", "--ready"}, 0, "", ""},
+		{"wait two targets", []string{"wait", "main", "--up", "--down"}, 2, "", "exactly one of --up, --ready, --down"},
+		{"wait no target", []string{"wait", "main"}, 2, "", "exactly one of"},
+		{"wait times out", []string{"wait", "never", "--up", "--timeout", "10ms"}, 6, "", "timed out"},
+		{"wait negative", []string{"wait", "main", "--up", "--timeout=-1s"}, 2, "", "must not be negative"},
+
+		{"logs no log file", []string{"logs", "main"}, 1, "", "main has no log file"},
+		{"logs unknown", []string{"logs", "nope"}, 3, "", "no such service"},
+		{"logs bad n", []string{"logs", "main", "-n", "x"}, 2, "", "invalid value"},
+
+		{"check", []string{"check"}, 0, "", ""},
+		{"shutdown", []string{"shutdown", "--exit-code", "3"}, 0, "", ""},
+		{"shutdown bad code", []string{"shutdown", "--exit-code", "256"}, 2, "", "not in 0..255"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, stdout, stderr := newCLI(context.Background(), sock)
+			code := c.run(tc.args)
+			checkRun(t, code, stdout.String(), stderr.String(), tc.code, tc.out, tc.errPart)
+		})
+	}
+}
+
+// checkRun asserts an exit code, output and hsvc's one-line error rule.
+func checkRun(t *testing.T, code int, stdout, stderr string, wantCode int, out, errPart string) {
+	t.Helper()
+	if code != wantCode {
+		t.Fatalf("exit %d, want %d; stderr %q", code, wantCode, stderr)
+	}
+	if !strings.Contains(stdout, out) {
+		t.Errorf("stdout %q does not contain %q", stdout, out)
+	}
+	if wantCode == 0 {
+		if stderr != "" {
+			t.Errorf("stderr %q on success", stderr)
+		}
+		return
+	}
+	if !strings.HasPrefix(stderr, "hsvc: ") || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+		t.Errorf("stderr is not one hsvc: line: %q", stderr)
+	}
+	if !strings.Contains(stderr, errPart) {
+		t.Errorf("stderr %q does not contain %q", stderr, errPart)
+	}
+}
+
+func TestCheckFails(t *testing.T) {
+	sock := serve(t, &fakeHinit{essentialFailed: true})
+	c, stdout, stderr := newCLI(context.Background(), sock)
+	checkRun(t, c.run([]string{"check"}), stdout.String(), stderr.String(), 1, "", "essential service dashboard failed")
+}
+
+func TestUnreachable(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), control.SocketName)
+	c, stdout, stderr := newCLI(context.Background(), sock)
+	checkRun(t, c.run([]string{"status"}), stdout.String(), stderr.String(), 5,
+		"", "hinit is not reachable at "+sock+": is hinit running as PID 1 of this container?")
+}
+
+// TestRequests checks what each verb puts on the wire.
+func TestRequests(t *testing.T) {
+	h := &fakeHinit{services: testServices()}
+	sock := serve(t, h)
+	three := 3
+	tests := []struct {
+		args []string
+		want control.Request
+	}{
+		{[]string{"status", "main", "cron"}, control.Request{Verb: "status", Names: []string{"main", "cron"}}},
+		{[]string{"start", "main", "--wait"}, control.Request{Verb: "start", Names: []string{"main"}, Wait: "1m0s"}},
+		{[]string{"stop", "--all", "--wait=90s"}, control.Request{Verb: "stop", All: true, Wait: "1m30s"}},
+		{[]string{"stop", "--wait", "90s", "main"}, control.Request{Verb: "stop", Names: []string{"main"}, Wait: "1m30s"}},
+		{[]string{"stop", "main", "--wait", "--", "cron"}, control.Request{Verb: "stop", Names: []string{"main", "cron"}, Wait: "1m0s"}},
+		{[]string{"restart", "main"}, control.Request{Verb: "restart", Names: []string{"main"}}},
+		{[]string{"signal", "sigusr1", "main"}, control.Request{Verb: "signal", Names: []string{"main"}, Signal: "USR1"}},
+		{[]string{"register", "--env", "A=1", "gateway", "coder", "--env=B=x=y", "--down"},
+			control.Request{Verb: "register", Template: "gateway", Instance: "coder", Down: true, Env: map[string]string{"A": "1", "B": "x=y"}}},
+		{[]string{"unregister", "cron"}, control.Request{Verb: "unregister", Names: []string{"cron"}}},
+		{[]string{"list", "--prefix=gateway-"}, control.Request{Verb: "list", Prefix: "gateway-"}},
+		{[]string{"wait", "main", "--down", "--timeout", "2m"}, control.Request{Verb: "wait", Names: []string{"main"}, Until: "down", Wait: "2m0s"}},
+		{[]string{"wait", "main", "--ready"}, control.Request{Verb: "wait", Names: []string{"main"}, Until: "ready"}},
+		{[]string{"check"}, control.Request{Verb: "check"}},
+		{[]string{"shutdown"}, control.Request{Verb: "shutdown"}},
+		{[]string{"shutdown", "--exit-code=3"}, control.Request{Verb: "shutdown", ExitCode: &three}},
+		{[]string{"logs", "dashboard", "-n", "0"}, control.Request{Verb: "status", Names: []string{"dashboard"}}},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			c, _, stderr := newCLI(context.Background(), sock)
+			before := h.count()
+			c.run(tc.args)
+			if h.count() == before {
+				t.Fatalf("no request sent; stderr %q", stderr)
+			}
+			got := h.last()
+			tc.want.V = control.Version
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("sent %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,67 @@
+package pid1
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Every exit code 0..255 of main is the container's exit status.
+func TestEveryExitCodeOfMain(t *testing.T) {
+	var wg sync.WaitGroup
+	codes := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for code := range codes {
+				_, got := runInit(t, initOpts{args: []string{"/bin/sh", "-c", fmt.Sprintf("exit %d", code)}})
+				if got != code {
+					t.Errorf("main exit %d: container exited %d", code, got)
+				}
+			}
+		})
+	}
+	for code := range 256 {
+		codes <- code
+	}
+	close(codes)
+	wg.Wait()
+}
+
+func TestExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	noexec := filepath.Join(dir, "noexec")
+	os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644)
+	tests := []struct {
+		name   string
+		config string
+		args   []string
+		want   int
+		stderr string
+	}{
+		{"signal N gives 128+N", "", []string{"/bin/sh", "-c", "kill -USR1 $$"}, 138, ""},
+		{"SIGKILL gives 137", "", []string{"/bin/sh", "-c", "kill -KILL $$"}, 137, ""},
+		{"remap 143 to 0", "main: {remap_exit: {143: 0}}\n", []string{"/bin/sh", "-c", "kill -TERM $$"}, 0, ""},
+		{"remap leaves other codes", "main: {remap_exit: {143: 0}}\n", []string{"/bin/sh", "-c", "exit 3"}, 3, ""},
+		{"not found is 127", "", []string{"no-such-command-anywhere"}, 127,
+			`hinit: error: main: "no-such-command-anywhere": executable file not found in $PATH`},
+		{"not executable is 126", "", []string{noexec}, 126,
+			"hinit: error: main: exec " + noexec + ": permission denied"},
+		{"nothing to run is a usage error", "", nil, 2, "hinit: nothing to run"},
+		{"broken config stops the boot", "services:\n  web:\n    comand: [x]\n", []string{"true"}, 1,
+			"hinit.yaml:4: services.web.comand: unknown key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, got := runInit(t, initOpts{config: tt.config, args: tt.args})
+			if got != tt.want {
+				t.Errorf("exit status %d, want %d", got, tt.want)
+			}
+			if tt.stderr != "" && !strings.Contains(p.stderr.String(), tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, p.stderr)
+			}
+		})
+	}
+}

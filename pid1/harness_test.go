@@ -1,0 +1,190 @@
+package pid1
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
+)
+
+// The test binary is also hinit (HINIT_TEST_AS_INIT=1) and every helper
+// program (testprog), so the tests run real processes in real PID
+// namespaces without building anything first.
+func TestMain(m *testing.M) {
+	testprog.Main()
+	if os.Getenv("HINIT_TEST_AS_INIT") == "1" {
+		os.Unsetenv("HINIT_TEST_AS_INIT")
+		if os.Getenv("HINIT_TEST_MOUNT_PROC") == "1" {
+			os.Unsetenv("HINIT_TEST_MOUNT_PROC")
+			// A private /proc of the new PID namespace, as docker gives.
+			if err := unix.Mount("", "/", "", unix.MS_PRIVATE|unix.MS_REC, ""); err != nil {
+				fmt.Fprintln(os.Stderr, "mount private:", err)
+				os.Exit(111)
+			}
+			if err := unix.Mount("proc", "/proc", "proc", 0, ""); err != nil {
+				fmt.Fprintln(os.Stderr, "mount proc:", err)
+				os.Exit(111)
+			}
+		}
+		os.Exit(Main(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// initOpts says how to start hinit for a test.
+type initOpts struct {
+	config   string   // hinit.yaml; "" = none (built-in defaults)
+	args     []string // the container's CMD
+	env      []string // extra environment
+	notPID1  bool     // run without a PID namespace: hinit is a subreaper
+	cred     *syscall.Credential
+	tty      *os.File // when set: stdin, stdout and stderr, as controlling terminal
+	noTestEn bool     // leave HINIT_TESTPROG out of the config env
+}
+
+// initProc is a running hinit.
+type initProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	dir    string
+	stdout *syncBuffer
+	stderr *syncBuffer
+	done   chan struct{}
+	code   int
+}
+
+// startInit starts the test binary as hinit, by default as PID 1 of new
+// PID and mount namespaces.
+func startInit(t *testing.T, o initOpts) *initProc {
+	t.Helper()
+	if os.Getuid() != 0 && !o.notPID1 {
+		t.Skip("PID namespaces need root")
+	}
+	dir := testprog.PublicDir(t)
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HINIT_TEST_AS_INIT=1",
+		"HINIT_RUNTIME_DIR=" + filepath.Join(dir, "run"),
+		"HINIT_SCANDIR=" + filepath.Join(dir, "service"),
+		"HINIT_CONFIG=" + filepath.Join(dir, "hinit.yaml"),
+	}
+	cfg := o.config
+	if !o.noTestEn {
+		cfg = "env: {HINIT_TESTPROG: \"1\"}\n" + cfg
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hinit.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self := testprog.Command("x")[0]
+	p := &initProc{t: t, dir: dir, stdout: new(syncBuffer), stderr: new(syncBuffer), done: make(chan struct{})}
+	p.cmd = exec.Command(self, append([]string{"--"}, o.args...)...)
+	p.cmd.Env = append(env, o.env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
+	if !o.notPID1 {
+		p.cmd.Env = append(p.cmd.Env, "HINIT_TEST_MOUNT_PROC=1")
+		p.cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	}
+	if o.tty != nil {
+		p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = o.tty, o.tty, o.tty
+		p.cmd.SysProcAttr.Setsid, p.cmd.SysProcAttr.Setctty, p.cmd.SysProcAttr.Ctty = true, true, 0
+	}
+	if err := p.cmd.Start(); err != nil {
+		if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) {
+			t.Skipf("kernel refuses new PID namespaces here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	go func() {
+		p.cmd.Wait()
+		p.code = p.cmd.ProcessState.ExitCode()
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			p.code = 128 + int(ws.Signal())
+		}
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+		if t.Failed() {
+			t.Logf("hinit stdout:\n%s\nhinit stderr:\n%s", p.stdout, p.stderr)
+		}
+	})
+	return p
+}
+
+// wait returns hinit's exit status, failing the test after d.
+func (p *initProc) wait(d time.Duration) int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(d):
+		p.t.Fatalf("hinit still running after %v", d)
+		return -1
+	}
+}
+
+func (p *initProc) signal(sig syscall.Signal) {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+// waitOutput waits until stdout (or stderr, with fromErr) contains s.
+func (p *initProc) waitOutput(s string, fromErr bool) {
+	p.t.Helper()
+	buf := p.stdout
+	if fromErr {
+		buf = p.stderr
+	}
+	testprog.WaitFor(p.t, 15*time.Second, fmt.Sprintf("%q in output", s), func() bool {
+		return strings.Contains(buf.String(), s)
+	})
+}
+
+// runInit runs hinit to its end and returns its exit status.
+func runInit(t *testing.T, o initOpts) (*initProc, int) {
+	t.Helper()
+	p := startInit(t, o)
+	return p, p.wait(30 * time.Second)
+}
+
+// prog is a YAML flow list running a test program.
+func prog(name string, args ...string) string {
+	var q []string
+	for _, a := range testprog.Command(name, args...) {
+		q = append(q, fmt.Sprintf("%q", a))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

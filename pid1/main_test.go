@@ -1,0 +1,102 @@
+package pid1
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"hinit/internal/testprog"
+)
+
+// Main routing per SPEC §2: main.default without CMD, executables on PATH
+// as given, main.wrap for anything else, main.always_wrap forcing the wrap.
+func TestMainRouting(t *testing.T) {
+	cfg := `main:
+  default: [/bin/echo, default-main]
+  wrap: [/bin/echo, wrapped]
+  always_wrap: [sleep]
+`
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no CMD runs main.default", nil, "default-main"},
+		{"hermes subcommand is wrapped", []string{"chat", "-q", "hi"}, "wrapped chat -q hi"},
+		{"executable on PATH runs as given", []string{"echo", "plain"}, "plain"},
+		{"a path runs as given", []string{"/bin/echo", "by-path"}, "by-path"},
+		{"always_wrap wraps a program on PATH", []string{"sleep", "1"}, "wrapped sleep 1"},
+		{"flags are wrapped", []string{"--tui"}, "wrapped --tui"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, code := runInit(t, initOpts{config: cfg, args: tt.args})
+			if code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			if got := strings.TrimSpace(p.stdout.String()); got != tt.want {
+				t.Errorf("main printed %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// As root, main runs as main.user with HOME/USER/LOGNAME to match; not
+// root, nothing is dropped and nothing fails because of it.
+func TestMainUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	testprog.ExposeBinary(t)
+	cfg := "user: \"10000:10000\"\n"
+	script := `echo "$(id -u):$(id -g) HOME=$HOME USER=$USER"`
+	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/sh", "-c", script}})
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if got, want := strings.TrimSpace(p.stdout.String()), "10000:10000 HOME=/ USER=10000"; got != want {
+		t.Errorf("main as user: %q, want %q", got, want)
+	}
+	p, code = runInit(t, initOpts{config: "user: root\nmain: {user: root}\n", notPID1: true,
+		cred: &syscall.Credential{Uid: 10000, Gid: 10000}, args: []string{"/bin/sh", "-c", "id -u; exit 7"}})
+	if code != 7 || strings.TrimSpace(p.stdout.String()) != "10000" {
+		t.Errorf("hinit as uid 10000: exit %d, main said %q; want 7 and 10000", code, p.stdout)
+	}
+	if strings.Contains(p.stderr.String(), "error") {
+		t.Errorf("non-root run logged an error:\n%s", p.stderr)
+	}
+}
+
+// Static services run beside main: console copies on the container's
+// stdout, a crashing one backs off, and an essential one that fails takes
+// the container down with its exit code.
+func TestStaticServices(t *testing.T) {
+	cfg := fmt.Sprintf(`services:
+  talker:
+    command: %s
+    restart: never
+  crasher:
+    command: [/bin/sh, -c, "exit 9"]
+    backoff: {initial: 20ms, max: 40ms}
+    give_up: {restarts: 3, within: 1m}
+    essential: true
+  off:
+    command: [/bin/true]
+    enabled: "${DASH_FLAG}"
+`, prog("echo", "3", "hello"))
+	p, code := runInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}})
+	if code != 9 {
+		t.Errorf("essential service failure gave exit %d, want 9", code)
+	}
+	out := p.stdout.String()
+	for i := 1; i <= 3; i++ {
+		if want := fmt.Sprintf("[talker] hello %d\n", i); !strings.Contains(out, want) {
+			t.Errorf("console lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(p.stderr.String(), "essential service failed: shutting down svc=crasher code=9") {
+		t.Errorf("no essential failure line:\n%s", p.stderr)
+	}
+}

@@ -1,0 +1,106 @@
+package pid1
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// HUP, USR1, USR2 sent to hinit reach main and change nothing else; TERM
+// reaches main and begins the shutdown.
+func TestSignalsReachMain(t *testing.T) {
+	p := startInit(t, initOpts{args: argv(prog("signals"))})
+	p.waitOutput("ready", false)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2} {
+		p.signal(sig)
+		p.waitOutput("got "+sigName(sig), false)
+	}
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("main exited 0 on TERM, container exited %d", code)
+	}
+	want := "ready\ngot SIGHUP\ngot SIGUSR1\ngot SIGUSR2\ngot SIGTERM\n"
+	if got := p.stdout.String(); got != want {
+		t.Errorf("main saw %q, want %q", got, want)
+	}
+}
+
+// INT and QUIT also begin the shutdown; main decides the exit status.
+func TestShutdownSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT} {
+		t.Run(sigName(sig), func(t *testing.T) {
+			p := startInit(t, initOpts{args: []string{"sleep", "60"}})
+			p.waitOutput("main started", true)
+			p.signal(sig)
+			if code := p.wait(10 * time.Second); code != 128+int(sig) {
+				t.Errorf("exit %d, want %d", code, 128+int(sig))
+			}
+		})
+	}
+}
+
+// Shutdown: every stop signal at once; the services' last lines are
+// flushed; a service ignoring TERM is killed at its stop.timeout; a
+// straggler that is no service gets TERM then KILL at the global timeout;
+// hinit ends the moment nothing is left.
+func TestShutdown(t *testing.T) {
+	cfg := fmt.Sprintf(`services:
+  polite1: {command: %[1]s, log: {dir: "%[3]s/polite1"}}
+  polite2: {command: %[1]s, log: {dir: "%[3]s/polite2"}}
+  stubborn:
+    command: %[2]s
+    stop: {timeout: 300ms}
+`, prog("trap-term"), prog("ignore-term"), "${LOGROOT}")
+	logs := t.TempDir()
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"},
+		env: []string{"LOGROOT=" + logs, "HINIT_SHUTDOWN_TIMEOUT=3s"}})
+	p.waitOutput("[stubborn] ready", false)
+	p.waitOutput("[polite1] ready", false)
+	p.waitOutput("[polite2] ready", false)
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	code := p.wait(10 * time.Second)
+	took := time.Since(start)
+	if code != 143 {
+		t.Errorf("exit %d, want 143 (sleep killed by the forwarded TERM)", code)
+	}
+	if took < 300*time.Millisecond || took > 2500*time.Millisecond {
+		t.Errorf("shutdown took %v: want the stubborn service's 300ms stop.timeout, not the 3s global one", took)
+	}
+	for _, svc := range []string{"polite1", "polite2"} {
+		b, err := os.ReadFile(filepath.Join(logs, svc, "current"))
+		if err != nil || !strings.HasSuffix(string(b), " bye\n") {
+			t.Errorf("%s: last line not flushed: %q %v", svc, b, err)
+		}
+	}
+	if !strings.Contains(p.stderr.String(), "stop timeout: killing process group svc=stubborn") {
+		t.Errorf("stubborn service not killed at its timeout:\n%s", p.stderr)
+	}
+}
+
+// HINIT_SHUTDOWN_TIMEOUT caps every wait: a main and an orphan that both
+// ignore TERM are killed when it expires.
+func TestShutdownTimeoutKillsEverything(t *testing.T) {
+	script := fmt.Sprintf("%s & trap '' TERM; echo up; while :; do sleep 1; done", strings.Join(argv(prog("ignore-term")), " "))
+	p := startInit(t, initOpts{args: []string{"/bin/sh", "-c", script}, env: []string{"HINIT_SHUTDOWN_TIMEOUT=400ms"}})
+	p.waitOutput("up", false)
+	p.waitOutput("ready", false)
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	code := p.wait(10 * time.Second)
+	if took := time.Since(start); took < 400*time.Millisecond || took > 3*time.Second {
+		t.Errorf("shutdown took %v, want just over 400ms", took)
+	}
+	if code != 137 {
+		t.Errorf("exit %d, want 137 (main killed)", code)
+	}
+}
+
+func sigName(s syscall.Signal) string {
+	return map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGUSR1: "SIGUSR1",
+		syscall.SIGUSR2: "SIGUSR2", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGTERM: "SIGTERM"}[s]
+}

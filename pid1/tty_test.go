@@ -1,0 +1,54 @@
+package pid1
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"hinit/internal/testprog"
+)
+
+// TTY passthrough (SPEC §2), under a real pty in a PID namespace: main is
+// the terminal's foreground group, sees the real size even though the
+// terminal starts at 0x0 (as with docker run -it), gets every resize,
+// TERM unchanged, and Ctrl-C ends the container with 130. PID 1 ignores
+// SIGTTIN/SIGTTOU but main does not inherit that. Services never write to
+// the terminal, and neither does hinit.
+func TestTTYPassthrough(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	cfg := fmt.Sprintf("services:\n  chatty: {command: %s}\n", prog("echo", "5", "service-line"))
+	var out syncBuffer
+	go io.Copy(&out, ptmx)
+	p := startInit(t, initOpts{config: cfg, tty: tty, env: []string{"TERM=xterm-256color"}, args: argv(prog("tty"))})
+	tty.Close()
+	// Docker sets the real size some 20 ms after the start.
+	time.Sleep(20 * time.Millisecond)
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 120, Rows: 40})
+	waitFor := func(s string) {
+		t.Helper()
+		testprog.WaitFor(t, 15*time.Second, fmt.Sprintf("%q on the terminal", s), func() bool {
+			return strings.Contains(out.String(), s)
+		})
+	}
+	waitFor("foreground=true size=120x40 TERM=xterm-256color")
+	waitFor("ignored-self=none ignored-pid1=SIGTTIN,SIGTTOU")
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 100, Rows: 30})
+	waitFor("resized 100x30")
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 90, Rows: 20})
+	waitFor("resized 90x20")
+	ptmx.Write([]byte{3}) // Ctrl-C
+	if code := p.wait(10 * time.Second); code != 130 {
+		t.Errorf("Ctrl-C: exit %d, want 130", code)
+	}
+	if s := out.String(); strings.Contains(s, "service-line") || strings.Contains(s, "hinit:") {
+		t.Errorf("something but main wrote to the terminal:\n%s", s)
+	}
+}

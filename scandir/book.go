@@ -1,0 +1,81 @@
+package scandir
+
+import (
+	"maps"
+	"slices"
+)
+
+// book is what the consumer has been told, and the services_max policy.
+// Accepted names keep their slot while their dir exists; a freed slot goes to
+// the first waiting name in sorted order. Refused entries are kept up to date
+// silently, so one can be promoted without being read again.
+type book struct {
+	max      int
+	accepted map[string]Entry // name -> Entry last sent
+	refused  map[string]Entry // name -> latest Entry; the consumer was told Refused
+}
+
+func newBook(max int) *book {
+	return &book{max: max, accepted: map[string]Entry{}, refused: map[string]Entry{}}
+}
+
+// apply takes the current truth for some names (nil: nothing to run there)
+// and returns the Events that bring the consumer up to date, removals first,
+// and the names refused for the first time (to be logged).
+func (b *book) apply(found map[string]*Entry) (evs []Event, newlyRefused []string) {
+	var changed []Event
+	var fresh []string
+	for _, n := range slices.Sorted(maps.Keys(found)) {
+		e := found[n]
+		old, acc := b.accepted[n]
+		_, ref := b.refused[n]
+		switch {
+		case e == nil && (acc || ref):
+			delete(b.accepted, n)
+			delete(b.refused, n)
+			evs = append(evs, Event{Name: n})
+		case e == nil:
+		case acc && !old.same(*e):
+			b.accepted[n] = *e
+			changed = append(changed, Event{Name: n, Entry: copyEntry(*e)})
+		case acc:
+		case ref:
+			b.refused[n] = *e
+		default:
+			fresh = append(fresh, n)
+		}
+	}
+	evs = append(evs, changed...)
+	return b.fill(found, fresh, evs)
+}
+
+// fill gives free slots to waiting names in sorted order and refuses the
+// fresh names left over.
+func (b *book) fill(found map[string]*Entry, fresh []string, evs []Event) ([]Event, []string) {
+	waiting := fresh
+	if len(b.accepted) < b.max {
+		waiting = slices.AppendSeq(slices.Clone(fresh), maps.Keys(b.refused))
+		slices.Sort(waiting)
+	}
+	var newlyRefused []string
+	for _, n := range waiting {
+		e, ok := b.refused[n]
+		if !ok {
+			e = *found[n]
+		}
+		switch {
+		case len(b.accepted) < b.max:
+			delete(b.refused, n)
+			b.accepted[n] = e
+			evs = append(evs, Event{Name: n, Entry: copyEntry(e)})
+		case !ok:
+			b.refused[n] = e
+			evs = append(evs, Event{Name: n, Refused: true})
+			newlyRefused = append(newlyRefused, n)
+		}
+	}
+	return evs, newlyRefused
+}
+
+// copyEntry gives the consumer its own Entry; YAML stays shared, read-only.
+func copyEntry(e Entry) *Entry { return &e }

@@ -1,0 +1,88 @@
+package scandir
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+// TestBookServicesMax pins the services_max policy: accepted names keep their
+// slot while they exist, free slots go to waiting names in sorted order.
+func TestBookServicesMax(t *testing.T) {
+	e := func(n string) *Entry { return &Entry{Name: n, YAML: []byte("command: [x]\n")} }
+	down := func(n string) *Entry { x := e(n); x.Down = true; return x }
+	type batch map[string]*Entry
+	cases := []struct {
+		name     string
+		max      int
+		batches  []batch // the last one is checked
+		accepted []string
+		refused  []string
+		events   []string // of the last batch: "+a" entry, "-a" gone, "!a" refused
+		logged   []string // newly refused in the last batch
+	}{
+		{"under max all accepted", 3, []batch{{"a": e("a"), "b": e("b")}},
+			[]string{"a", "b"}, nil, []string{"+a", "+b"}, nil},
+		{"first scan over max keeps first names", 2, []batch{{"c": e("c"), "a": e("a"), "b": e("b")}},
+			[]string{"a", "b"}, []string{"c"}, []string{"+a", "+b", "!c"}, []string{"c"}},
+		{"accepted keep slot against a smaller new name", 2, []batch{{"b": e("b"), "c": e("c")}, {"a": e("a")}},
+			[]string{"b", "c"}, []string{"a"}, []string{"!a"}, []string{"a"}},
+		{"removal promotes first waiting name", 1, []batch{{"a": e("a"), "c": e("c"), "b": e("b")}, {"a": nil}},
+			[]string{"b"}, []string{"c"}, []string{"-a", "+b"}, nil},
+		{"removal and new name in one batch", 1, []batch{{"b": e("b")}, {"b": nil, "a": e("a")}},
+			[]string{"a"}, nil, []string{"-b", "+a"}, nil},
+		{"refused changed is silent", 1, []batch{{"a": e("a"), "b": e("b")}, {"b": down("b")}},
+			[]string{"a"}, []string{"b"}, nil, nil},
+		{"promoted with its latest entry", 1, []batch{{"a": e("a"), "b": e("b")}, {"b": down("b")}, {"a": nil}},
+			[]string{"b"}, nil, []string{"-a", "+b(down)"}, nil},
+		{"accepted unchanged is silent", 2, []batch{{"a": e("a")}, {"a": e("a")}},
+			[]string{"a"}, nil, nil, nil},
+		{"accepted changed", 2, []batch{{"a": e("a")}, {"a": down("a")}},
+			[]string{"a"}, nil, []string{"+a(down)"}, nil},
+		{"refused gone", 1, []batch{{"a": e("a"), "b": e("b")}, {"b": nil}},
+			[]string{"a"}, nil, []string{"-b"}, nil},
+		{"unknown gone is silent", 1, []batch{{"x": nil}},
+			nil, nil, nil, nil},
+		{"max 0 refuses all", 0, []batch{{"a": e("a")}},
+			nil, []string{"a"}, []string{"!a"}, []string{"a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBook(tc.max)
+			var evs []Event
+			var logged []string
+			for _, in := range tc.batches {
+				evs, logged = b.apply(in)
+			}
+			if got := slices.Sorted(maps.Keys(b.accepted)); !slices.Equal(got, tc.accepted) {
+				t.Errorf("accepted = %v, want %v", got, tc.accepted)
+			}
+			if got := slices.Sorted(maps.Keys(b.refused)); !slices.Equal(got, tc.refused) {
+				t.Errorf("refused = %v, want %v", got, tc.refused)
+			}
+			if got := short(evs); !slices.Equal(got, tc.events) {
+				t.Errorf("events = %v, want %v", got, tc.events)
+			}
+			if !slices.Equal(logged, tc.logged) {
+				t.Errorf("newly refused = %v, want %v", logged, tc.logged)
+			}
+		})
+	}
+}
+
+func short(evs []Event) []string {
+	var s []string
+	for _, ev := range evs {
+		switch {
+		case ev.Refused:
+			s = append(s, "!"+ev.Name)
+		case ev.Entry == nil:
+			s = append(s, "-"+ev.Name)
+		case ev.Entry.Down:
+			s = append(s, "+"+ev.Name+"(down)")
+		default:
+			s = append(s, "+"+ev.Name)
+		}
+	}
+	return s
+}

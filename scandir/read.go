@@ -1,0 +1,82 @@
+package scandir
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// readEntry reads the service dir path. It reports ok == false when there is
+// nothing to report (yet): the dir is gone, is not a dir any more, or has no
+// service.yaml. Problems with service.yaml itself go into Entry.Err; err is
+// only for a dir that exists but cannot be opened.
+//
+// Everything is read relative to one descriptor of the dir opened with
+// O_NOFOLLOW, so owner, service.yaml and down all come from the same dir even
+// if a writer swaps it for a symlink meanwhile.
+func readEntry(name, path string) (e Entry, ok bool, err error) {
+	dfd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+		return Entry{}, false, nil
+	}
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstat(dfd, &st); err != nil {
+		return Entry{}, false, fmt.Errorf("stat %s: %w", path, err)
+	}
+	e = Entry{Name: name, Dir: path, UID: int(st.Uid), GID: int(st.Gid)}
+	e.YAML, e.ModTime, e.Err = readYAML(dfd, path)
+	if errors.Is(e.Err, unix.ENOENT) {
+		return Entry{}, false, nil // no service.yaml (yet)
+	}
+	e.Down = hasFile(dfd, "down")
+	return e, true, nil
+}
+
+// hasFile reports whether anything named name exists in the dir dfd; a
+// symlink counts as itself and is not followed.
+func hasFile(dfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+// readYAML reads service.yaml from the dir dfd, refusing symlinks and
+// anything but a regular file. O_NONBLOCK keeps a FIFO planted there from
+// blocking the open; MaxYAMLSize caps what is read.
+func readYAML(dfd int, dir string) ([]byte, time.Time, error) {
+	path := dir + "/service.yaml"
+	fd, err := unix.Openat(dfd, "service.yaml", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, time.Time{}, fmt.Errorf("open %s: %w", path, ErrNotRegular)
+	}
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, ErrNotRegular)
+	}
+	if fi.Size() > MaxYAMLSize {
+		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, ErrTooLarge)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxYAMLSize+1))
+	if err != nil {
+		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > MaxYAMLSize {
+		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, ErrTooLarge)
+	}
+	return b, fi.ModTime(), nil
+}

@@ -1,0 +1,136 @@
+package scandir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// rescan marks every name dirty: those on disk and those we know, so names
+// that vanished unseen are reported gone. It is the initial scan, the
+// overflow recovery and the safety rescan.
+func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
+	w.lastScan = time.Now()
+	dirty := map[string]bool{}
+	names, err := readNames(w.dir)
+	if err != nil {
+		w.log.Error("scandir: cannot list the scandir; rechecking only the services already known", "err", err)
+	}
+	for _, n := range names {
+		dirty[n] = true
+	}
+	for n := range w.watched {
+		dirty[n] = true
+	}
+	for n := range w.warned {
+		dirty[n] = true
+	}
+	for n := range w.book.accepted {
+		dirty[n] = true
+	}
+	for n := range w.book.refused {
+		dirty[n] = true
+	}
+	return w.update(ctx, out, dirty)
+}
+
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return names, fmt.Errorf("read %s: %w", dir, err)
+	}
+	return names, nil
+}
+
+// update reads each dirty name afresh and sends what changed. It returns
+// false when ctx ended before everything was sent.
+func (w *Watcher) update(ctx context.Context, out chan<- Event, dirty map[string]bool) bool {
+	found := make(map[string]*Entry, len(dirty))
+	for _, n := range slices.Sorted(maps.Keys(dirty)) {
+		found[n] = w.look(n)
+	}
+	evs, refused := w.book.apply(found)
+	for _, n := range refused {
+		w.log.Warn(fmt.Sprintf("scandir: refusing %s: more than %d services (services_max)", n, w.max), "svc", n)
+	}
+	for _, ev := range evs {
+		if !send(ctx, out, ev) {
+			return false
+		}
+	}
+	return true
+}
+
+// look classifies one name of the scandir and returns its Entry, or nil when
+// there is nothing to run there: gone, ignored, or no service.yaml yet. It
+// keeps the name's watch and warnings in step with what it finds.
+func (w *Watcher) look(name string) *Entry {
+	if name == "" || strings.HasPrefix(name, ".") {
+		return nil
+	}
+	path := filepath.Join(w.dir, name)
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		w.unwatch(name)
+		delete(w.warned, name)
+		return nil
+	case err != nil:
+		w.warnOnce(name, "scandir: ignoring entry: cannot stat it", "err", err)
+	case !ValidName(name):
+		w.warnOnce(name, "scandir: ignoring entry: invalid service name (want ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)")
+	case fi.Mode()&fs.ModeSymlink != 0:
+		w.warnOnce(name, "scandir: ignoring entry: a symlink, never followed; rename a real dir into place")
+	case !fi.IsDir():
+		w.warnOnce(name, "scandir: ignoring entry: not a directory")
+	default:
+		return w.lookDir(name, path)
+	}
+	w.unwatch(name)
+	return nil
+}
+
+// lookDir watches a service dir, then reads it: in this order, so a
+// service.yaml written between the two is seen by one or the other.
+func (w *Watcher) lookDir(name, path string) *Entry {
+	werr := w.watch(name, path)
+	if errors.Is(werr, unix.ENOENT) || errors.Is(werr, unix.ENOTDIR) {
+		return nil // removed or replaced since the lstat; its event follows
+	}
+	e, ok, err := readEntry(name, path)
+	switch {
+	case err != nil:
+		w.warnOnce(name, "scandir: ignoring service dir: cannot open it", "err", err)
+	case werr != nil:
+		w.warnOnce(name, "scandir: cannot watch service dir; its changes are seen at the next rescan", "err", werr)
+	default:
+		delete(w.warned, name)
+	}
+	if err != nil || !ok {
+		return nil
+	}
+	return &e
+}
+
+// warnOnce logs msg for name unless it was the last thing said about name.
+func (w *Watcher) warnOnce(name, msg string, attrs ...any) {
+	if w.warned[name] == msg {
+		return
+	}
+	w.warned[name] = msg
+	w.log.Warn(msg, append([]any{"svc", name}, attrs...)...)
+}

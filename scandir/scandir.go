@@ -1,0 +1,123 @@
+// Package scandir watches hinit's scandir (/run/service) and reports which
+// dynamic services it asks for. It only watches and reads; it starts nothing.
+// The supervisor consumes its Events and decides what to run.
+//
+// The layout it reads, part of hinit's interface:
+//
+//	<scandir>/<name>/service.yaml  the definition; a dir is reported once this exists
+//	<scandir>/<name>/down          registered but not started
+//	<scandir>/.<anything>          ignored: writers build a dir here, then rename it into place
+//
+// # Design: level-triggered, per-name deltas
+//
+// An inotify event means nothing by itself; it only marks a name dirty. After
+// each batch (everything already queued, taken at once, never waiting for
+// more), every dirty name is read again from disk and compared with what was
+// last reported for it, and only differences are sent: one Event per name
+// whose state changed. A queue overflow (IN_Q_OVERFLOW) and the slow safety
+// rescan mark every name dirty and converge by the same path, so the consumer
+// has no special case to get right: applying each Event to a map (Entry set →
+// store it, otherwise → delete) always leaves that map equal to the scandir as
+// of the last batch. Work is proportional to what changed, not to the number of
+// services; a rescan re-reads every service.yaml (at most MaxYAMLSize each)
+// but still sends only differences.
+//
+// Limits. More than max service dirs: the dirs already accepted stay accepted
+// while they exist; free slots go to waiting names in sorted order; the rest
+// are refused (Event.Refused), logged once per name. An idle Watcher does not
+// wake up, except for the optional safety rescan (Watcher.SafetyRescan).
+//
+// It uses golang.org/x/sys/unix inotify directly rather than fsnotify: fsnotify
+// v1.10 does not export IN_CLOSE_WRITE (so a half-written service.yaml would
+// be read on IN_MODIFY), cannot set IN_DONT_FOLLOW/IN_ONLYDIR (so a dir swapped
+// for a symlink could be watched through the link), and reports overflows on a
+// channel separate from the events.
+package scandir
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"time"
+)
+
+// MaxYAMLSize is the largest service.yaml read. A bigger one is reported with
+// ErrTooLarge instead of being read: a definition is a few hundred bytes, and
+// anyone who can write to the scandir must not be able to make PID 1 load
+// gigabytes.
+const MaxYAMLSize = 64 << 10
+
+// MaxNameLen is the longest service name, in bytes (SPEC §3): it leaves room
+// under NAME_MAX (255) for the ".tmp" suffix writers build under.
+const MaxNameLen = 251
+
+// DefaultSafetyRescan is how often New's Watcher rescans the whole scandir in
+// case an event was ever missed. It is the only timer of an idle Watcher.
+const DefaultSafetyRescan = 5 * time.Minute
+
+var (
+	// ErrTooLarge is set in Entry.Err when service.yaml exceeds MaxYAMLSize.
+	ErrTooLarge = errors.New("scandir: service.yaml larger than 64 KiB")
+	// ErrNotRegular is set in Entry.Err when service.yaml is a symlink, a
+	// FIFO, a dir or anything but a regular file. It is never followed.
+	ErrNotRegular = errors.New("scandir: service.yaml is not a regular file")
+	// ErrScandirGone is returned by Run when the scandir itself is deleted
+	// or moved: nothing more can be watched.
+	ErrScandirGone = errors.New("scandir: scandir was removed or moved")
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
+
+// ValidName reports whether name may name a service (SPEC §3). Names starting
+// with '.' never are, which is what makes a writer's temporary dir invisible.
+func ValidName(name string) bool {
+	return len(name) <= MaxNameLen && nameRE.MatchString(name)
+}
+
+// Entry is one dynamic service as found on disk. Its fields are read-only for
+// the consumer: the Watcher keeps the same YAML slice to compare against.
+type Entry struct {
+	Name string
+	Dir  string // <scandir>/<name>
+	// UID and GID own the dir itself (never a link's target). SPEC §3: a dir
+	// owned by a non-root user runs as that user, whatever its YAML says.
+	UID, GID int
+	Down     bool      // a file named down exists beside service.yaml
+	YAML     []byte    // content of service.yaml; nil when Err is set
+	ModTime  time.Time // of service.yaml
+	// Err says why service.yaml could not be read (ErrTooLarge,
+	// ErrNotRegular, an I/O error), for the supervisor to show in status.
+	Err error
+}
+
+// same reports whether a consumer holding a would need to hear about b.
+func (a Entry) same(b Entry) bool {
+	return a.Name == b.Name && a.Dir == b.Dir && a.UID == b.UID && a.GID == b.GID &&
+		a.Down == b.Down && bytes.Equal(a.YAML, b.YAML) && a.ModTime.Equal(b.ModTime) &&
+		errText(a.Err) == errText(b.Err)
+}
+
+// errText is the message a user would see; comparing it only detects a change
+// worth reporting, it never classifies an error.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// Event is the new state of one name in the scandir. It replaces whatever
+// the consumer knew about Name:
+//
+//	Entry != nil  the service is wanted with this definition (new or changed)
+//	Refused       the dir is there but over services_max: do not run it
+//	neither       the service is gone: stop and forget it
+//
+// One Event has Synced set and an empty Name: it follows the first scan, once
+// every service present when Run started has been reported.
+type Event struct {
+	Name    string
+	Entry   *Entry
+	Refused bool
+	Synced  bool
+}

@@ -1,0 +1,165 @@
+package scandir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Watcher reports the dynamic services of one scandir. Its state belongs to
+// the goroutine running Run; nothing else touches it, so it has no lock.
+type Watcher struct {
+	dir string
+	max int
+	log *slog.Logger
+
+	// SafetyRescan is how often the whole scandir is read again in case an
+	// event was ever missed; 0 turns it off. Set it before Run.
+	SafetyRescan time.Duration
+
+	in       *inotify
+	rootWd   int32
+	wds      map[int32]string // watch descriptor -> service dir name
+	watched  map[string]int32 // service dir name -> watch descriptor; mirrors wds
+	warned   map[string]string
+	book     *book
+	lastScan time.Time
+}
+
+// New returns a Watcher of dir that accepts at most max services (SPEC
+// services_max; the caller applies the default, and max <= 0 refuses all).
+func New(dir string, max int, log *slog.Logger) *Watcher {
+	return &Watcher{
+		dir:          dir,
+		max:          max,
+		log:          log,
+		SafetyRescan: DefaultSafetyRescan,
+		wds:          map[int32]string{},
+		watched:      map[string]int32{},
+		warned:       map[string]string{},
+		book:         newBook(max),
+	}
+}
+
+// Run watches the scandir and sends an Event on out for every change, until
+// ctx is done (then it returns nil). It first reports every service present,
+// then an Event with Synced set. It returns an error when the scandir cannot
+// be watched or goes away (ErrScandirGone). Call it once per Watcher.
+func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
+	in, err := openInotify()
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	w.in = in
+	if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
+		return fmt.Errorf("watch scandir: %w", err)
+	}
+	// Wake a waiting read when ctx ends; the loop checks ctx after every
+	// deadline it sets, so this past deadline is never lost.
+	stop := context.AfterFunc(ctx, func() { in.setDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if !w.rescan(ctx, out) || !send(ctx, out, Event{Synced: true}) {
+		return nil
+	}
+	return w.loop(ctx, out)
+}
+
+// loop handles one batch of inotify events at a time.
+func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
+	for {
+		if err := w.in.setDeadline(w.nextRescan()); err != nil {
+			return fmt.Errorf("set inotify deadline: %w", err)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		evs, err := w.in.read()
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if !w.rescan(ctx, out) {
+				return nil
+			}
+			continue
+		case err != nil:
+			return err
+		}
+		dirty, overflow, err := w.note(evs)
+		if err != nil {
+			return err
+		}
+		if overflow {
+			w.log.Warn("scandir: inotify queue overflowed; rescanning")
+			if !w.rescan(ctx, out) {
+				return nil
+			}
+			continue
+		}
+		if !w.update(ctx, out, dirty) {
+			return nil
+		}
+	}
+}
+
+// nextRescan is the deadline of the safety rescan; zero (none) when it is off.
+func (w *Watcher) nextRescan() time.Time {
+	if w.SafetyRescan <= 0 {
+		return time.Time{}
+	}
+	return w.lastScan.Add(w.SafetyRescan)
+}
+
+// note turns a batch of raw events into dirty names. It never reads the
+// disk: what changed is read once per name afterwards.
+func (w *Watcher) note(evs []rawEvent) (dirty map[string]bool, overflow bool, err error) {
+	dirty = map[string]bool{}
+	for _, ev := range evs {
+		switch {
+		case ev.mask&unix.IN_Q_OVERFLOW != 0:
+			overflow = true
+		case ev.wd == w.rootWd:
+			if ev.mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0 {
+				return nil, false, fmt.Errorf("watch %s: %w", w.dir, ErrScandirGone)
+			}
+			dirty[ev.name] = true
+		default:
+			w.noteService(ev, dirty)
+		}
+	}
+	return dirty, overflow, nil
+}
+
+// noteService handles an event from a service dir's own watch. A created
+// service.yaml is skipped: its writer's close (IN_CLOSE_WRITE) follows, and
+// reading it before would see it empty.
+func (w *Watcher) noteService(ev rawEvent, dirty map[string]bool) {
+	name, ok := w.wds[ev.wd]
+	switch {
+	case !ok:
+	case ev.mask&unix.IN_IGNORED != 0:
+		delete(w.wds, ev.wd)
+		delete(w.watched, name)
+		dirty[name] = true
+	case ev.name == "down":
+		dirty[name] = true
+	case ev.name == "service.yaml" && ev.mask&unix.IN_CREATE == 0:
+		dirty[name] = true
+	}
+}
+
+// send delivers ev unless ctx ends first.
+func send(ctx context.Context, out chan<- Event, ev Event) bool {
+	select {
+	case out <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
