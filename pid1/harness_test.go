@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/hsvc"
 	"hinit/internal/testprog"
 )
 
@@ -23,6 +24,9 @@ import (
 // namespaces without building anything first.
 func TestMain(m *testing.M) {
 	testprog.Main()
+	if os.Getenv("HINIT_TEST_AS_HSVC") == "1" {
+		os.Exit(hsvc.Main(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	if os.Getenv("HINIT_TEST_AS_INIT") == "1" {
 		os.Unsetenv("HINIT_TEST_AS_INIT")
 		if os.Getenv("HINIT_TEST_MOUNT_PROC") == "1" {
@@ -187,4 +191,22 @@ func prog(name string, args ...string) string {
 		q = append(q, fmt.Sprintf("%q", a))
 	}
 	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// hsvc runs the test binary as hsvc against this hinit, as root or with
+// cred, and returns its exit code, stdout and stderr.
+func (p *initProc) hsvc(cred *syscall.Credential, args ...string) (int, string, string) {
+	p.t.Helper()
+	self := testprog.Command("x")[0]
+	cmd := exec.Command(self, append([]string{"hsvc"}, args...)...)
+	cmd.Env = []string{"HINIT_TEST_AS_HSVC=1", "HINIT_RUNTIME_DIR=" + filepath.Join(p.dir, "run")}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		p.t.Fatalf("hsvc %v: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }

@@ -54,6 +54,7 @@ type hinit struct {
 	mainStatus  *reaper.Status // set once main has exited
 	mainGone    chan struct{}  // closed once main has exited (or never started)
 	cancelSvcs  context.CancelFunc
+	dyn         *dynamic
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -87,6 +88,13 @@ func boot(args []string) int {
 	h.cancelSvcs = cancelSvcs
 	h.group = supervise.NewGroup(svcCtx, h.deps())
 	h.startStatic()
+	synced := h.startDynamic(svcCtx)
+	h.serveControl(ctx)
+	select {
+	case <-synced:
+	case <-time.After(5 * time.Second):
+		h.log.Warn("scandir not read within 5s: starting main anyway")
+	}
 
 	argv := routeMain(set.cfg.Main, args, h.containerEnv())
 	if len(argv) == 0 {
@@ -133,6 +141,7 @@ func (h *hinit) deps() *supervise.Deps {
 		Console:     console,
 		Root:        h.root,
 		DefaultUser: h.set.cfg.User,
+		Marker:      writeMarker,
 		Failed: func(name string, status int) {
 			h.log.Error("essential service failed: shutting down", "svc", name, "code", status)
 			select {
@@ -198,10 +207,12 @@ func (h *hinit) loop() int {
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
 			begin("main exited", false)
 		case code := <-h.stopRequest:
-			if explicit < 0 {
+			why := "requested"
+			if code >= 0 && explicit < 0 {
 				explicit = code
+				why = fmt.Sprintf("requested with exit status %d", code)
 			}
-			begin(fmt.Sprintf("requested with exit status %d", code), false)
+			begin(why, false)
 		case <-finished:
 			if explicit >= 0 {
 				return explicit

@@ -18,6 +18,7 @@ type Group struct {
 	mu       sync.Mutex
 	services map[string]*Service // by name, guarded by mu
 	order    []string            // names in the order they were added, guarded by mu
+	changed  chan struct{}       // closed and replaced when a service is added or removed, guarded by mu
 }
 
 // ErrExists is returned by Add for a name already in use.
@@ -25,7 +26,21 @@ var ErrExists = errors.New("service already exists")
 
 // NewGroup returns an empty group whose services live until ctx ends.
 func NewGroup(ctx context.Context, deps *Deps) *Group {
-	return &Group{ctx: ctx, deps: deps, services: make(map[string]*Service)}
+	return &Group{ctx: ctx, deps: deps, services: make(map[string]*Service), changed: make(chan struct{})}
+}
+
+// Watch returns a channel that is closed the next time a service is added
+// or removed.
+func (g *Group) Watch() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.changed
+}
+
+// membershipChanged wakes Watch callers. Caller holds mu.
+func (g *Group) membershipChanged() {
+	close(g.changed)
+	g.changed = make(chan struct{})
 }
 
 // Add starts supervising def, up or registered down.
@@ -38,6 +53,7 @@ func (g *Group) Add(def *config.Service, up bool) (*Service, error) {
 	s := newService(g.ctx, g.deps, def, up)
 	g.services[def.Name] = s
 	g.order = append(g.order, def.Name)
+	g.membershipChanged()
 	return s, nil
 }
 
@@ -56,6 +72,7 @@ func (g *Group) Remove(name string, requested bool) *Service {
 	delete(g.services, name)
 	if s != nil {
 		g.order = slices.DeleteFunc(g.order, func(n string) bool { return n == name })
+		g.membershipChanged()
 	}
 	g.mu.Unlock()
 	if s != nil {

@@ -1,0 +1,153 @@
+package pid1
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"hinit/config"
+	"hinit/scandir"
+	"hinit/supervise"
+)
+
+// dynamic turns scandir events into services (SPEC §3, §4). One goroutine
+// applies the events in order; notes holds what status must show about dirs
+// that are not running: refused over services_max, or broken.
+type dynamic struct {
+	h *hinit
+
+	mu    sync.Mutex
+	notes map[string]string // name -> why the dir is not a service, guarded by mu
+}
+
+// startDynamic watches the scandir and returns a channel closed once the
+// dirs present at boot are registered (SPEC §2 step 6: before main).
+func (h *hinit) startDynamic(ctx context.Context) <-chan struct{} {
+	synced := make(chan struct{})
+	h.dyn = &dynamic{h: h, notes: make(map[string]string)}
+	if h.set.scandir == "" {
+		close(synced)
+		return synced
+	}
+	events := make(chan scandir.Event, 64)
+	w := scandir.New(h.set.scandir, h.set.cfg.ServicesMax, h.log)
+	go func() {
+		if err := w.Run(ctx, events); err != nil {
+			h.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
+		}
+	}()
+	go func() {
+		once := sync.OnceFunc(func() { close(synced) })
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-events:
+				if ev.Synced {
+					once()
+					continue
+				}
+				h.dyn.apply(ev)
+			}
+		}
+	}()
+	return synced
+}
+
+// apply brings the group in line with one scandir event.
+func (d *dynamic) apply(ev scandir.Event) {
+	g := d.h.group
+	existing := g.Get(ev.Name)
+	if existing != nil && existing.Status().Source == "static" {
+		d.note(ev.Name, fmt.Sprintf("refused: %q is a static service of hinit.yaml", ev.Name))
+		d.h.log.Warn("scandir dir ignored: the name belongs to a static service", "svc", ev.Name)
+		return
+	}
+	switch {
+	case ev.Refused:
+		if existing != nil {
+			g.Remove(ev.Name, true)
+		}
+		d.note(ev.Name, fmt.Sprintf("refused: more than %d services (services_max)", d.h.set.cfg.ServicesMax))
+	case ev.Entry == nil:
+		d.note(ev.Name, "")
+		if existing != nil {
+			d.h.log.Info("service dir removed: stopping", "svc", ev.Name)
+			g.Remove(ev.Name, true)
+		}
+	default:
+		def, err := d.define(ev.Entry)
+		if err != nil {
+			d.h.log.Error(err.Error(), "svc", ev.Name)
+			d.note(ev.Name, err.Error())
+			return // a running service keeps its last good definition
+		}
+		d.note(ev.Name, "")
+		if existing != nil {
+			existing.Update(def) // applies at its next start
+			return
+		}
+		if _, err := g.Add(def, !ev.Entry.Down); err != nil {
+			d.h.log.Error("cannot add service", "svc", ev.Name, "err", err)
+		}
+	}
+}
+
+// define reads a dynamic service: a full definition or a template
+// reference rendered from hinit.yaml. A dir owned by a non-root user runs
+// as that owner whatever its YAML says: writing into the scandir never
+// yields root (SPEC §3).
+func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
+	file := filepath.Join(e.Dir, "service.yaml")
+	if e.Err != nil {
+		return nil, fmt.Errorf("%s: %w", file, e.Err)
+	}
+	def, ref, err := config.ParseService(file, e.YAML, e.Name)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, errors.New(strings.Join(ce.Lines(), "; "))
+		}
+		return nil, err
+	}
+	if ref != nil {
+		if def, err = d.h.set.cfg.Render(*ref); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if e.UID != 0 {
+		def.User = fmt.Sprintf("%d:%d", e.UID, e.GID)
+	}
+	return def, nil
+}
+
+// note records (or, with "", clears) why name is not a running service.
+func (d *dynamic) note(name, why string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if why == "" {
+		delete(d.notes, name)
+	} else {
+		d.notes[name] = why
+	}
+}
+
+// noted lists the dirs that are not services, as statuses.
+func (d *dynamic) noted() []supervise.Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []supervise.Status
+	for name, why := range d.notes {
+		if d.h.group.Get(name) == nil {
+			out = append(out, supervise.Status{Name: name, State: supervise.StateDown, Want: "down",
+				Reason: why, Source: "scandir", Since: time.Time{}})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

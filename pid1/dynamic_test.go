@@ -1,0 +1,165 @@
+package pid1
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hinit/internal/testprog"
+)
+
+var (
+	member   = &syscall.Credential{Uid: 10000, Gid: 10000}
+	outsider = &syscall.Credential{Uid: 10001, Gid: 10001}
+)
+
+// publishDir builds a service dir under a dot name and renames it into the
+// scandir, as writers must.
+func publishDir(t *testing.T, p *initProc, name, yaml string, uid int, down bool) {
+	t.Helper()
+	tmp := filepath.Join(p.dir, "service", "."+name+".tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tmp, "service.yaml"), []byte(yaml), 0o644)
+	if down {
+		os.WriteFile(filepath.Join(tmp, "down"), nil, 0o644)
+	}
+	if uid != 0 {
+		for _, f := range []string{tmp, filepath.Join(tmp, "service.yaml")} {
+			os.Lchown(f, uid, uid)
+		}
+	}
+	if err := os.Rename(tmp, filepath.Join(p.dir, "service", name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type statusJSON struct {
+	Services []struct {
+		Name, State, Reason, Source string
+		PID                         int
+	}
+}
+
+func (p *initProc) statusOf(name string) (state, reason string) {
+	p.t.Helper()
+	code, out, errOut := p.hsvc(nil, "status", "--json")
+	if code != 0 {
+		p.t.Fatalf("hsvc status: %d %s", code, errOut)
+	}
+	var st statusJSON
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		p.t.Fatalf("status json %q: %v", out, err)
+	}
+	for _, s := range st.Services {
+		if s.Name == name {
+			return s.State, s.Reason
+		}
+	}
+	return "", ""
+}
+
+// Dynamic services end to end: a dir renamed into the scandir runs at once;
+// a dir owned by the hermes user runs as that user whatever its YAML says;
+// a broken service.yaml is reported with file:line and disturbs nobody; a
+// removed dir's service is stopped and forgotten; a down file registers
+// without starting; services_max refuses the extra dir.
+func TestScandirServices(t *testing.T) {
+	testprog.ExposeBinary(t)
+	p := startInit(t, initOpts{config: "services_max: 3\n", args: []string{"sleep", "60"}})
+	p.waitOutput("main started", true)
+	env := `env: {HINIT_TESTPROG: "1"}` + "\n"
+
+	publishDir(t, p, "sleeper", "command: "+prog("sleep", "inf")+"\n"+env, 0, false)
+	if code, _, e := p.hsvc(nil, "wait", "sleeper", "--up", "--timeout", "10s"); code != 0 {
+		t.Fatalf("sleeper not up: %d %s", code, e)
+	}
+
+	publishDir(t, p, "who", "command: "+prog("whoami")+"\nuser: root\nrestart: never\n"+env, 10000, false)
+	p.waitOutput("[who] uid=10000 gid=10000", false)
+
+	publishDir(t, p, "broken", "command: [x]\nrestart: sometimes\n", 0, false)
+	testprog.WaitFor(t, 10*time.Second, "broken service reported", func() bool {
+		_, reason := p.statusOf("broken")
+		return strings.Contains(reason, "service.yaml:2: ") && strings.Contains(reason, "sometimes")
+	})
+	if state, _ := p.statusOf("sleeper"); state != "up" {
+		t.Errorf("neighbour of a broken dir is %q, want up", state)
+	}
+
+	publishDir(t, p, "lazy", "command: [/bin/true]\n", 0, true)
+	publishDir(t, p, "extra", "command: [/bin/true]\n", 0, false)
+	testprog.WaitFor(t, 10*time.Second, "lazy registered down, extra refused", func() bool {
+		lazy, _ := p.statusOf("lazy")
+		_, why := p.statusOf("extra")
+		return lazy == "down" && why == "refused: more than 3 services (services_max)"
+	})
+
+	os.RemoveAll(filepath.Join(p.dir, "service", "sleeper"))
+	testprog.WaitFor(t, 10*time.Second, "sleeper forgotten", func() bool {
+		code, _, _ := p.hsvc(nil, "status", "sleeper")
+		return code == 3
+	})
+	if !strings.Contains(p.stderr.String(), "service dir removed: stopping svc=sleeper") {
+		t.Errorf("removal not logged:\n%s", p.stderr)
+	}
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
+}
+
+// hsvc as root, as a member of the control group and as an outsider: the
+// hermes user registers, starts and stops a gateway without root rights;
+// an outsider gets "permission denied" (exit 4) and changes nothing;
+// shutdown is root's alone and sets the exit status.
+func TestHsvcPermissions(t *testing.T) {
+	testprog.ExposeBinary(t)
+	cfg := fmt.Sprintf(`user: "10000:10000"
+templates:
+  gateway:
+    command: %s
+    env: {HINIT_TESTPROG: "1"}
+services:
+  guarded:
+    command: [sleep, "60"]
+    protected: true
+`, prog("sleep", "inf"))
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}})
+	p.waitOutput("main started", true)
+	run := func(cred *syscall.Credential, want int, args ...string) string {
+		t.Helper()
+		code, out, errOut := p.hsvc(cred, args...)
+		if code != want {
+			t.Fatalf("hsvc %v as %v: exit %d, want %d; stderr %q", args, cred, code, want, errOut)
+		}
+		return out + errOut
+	}
+	run(outsider, 4, "register", "gateway", "coder")
+	run(member, 0, "register", "gateway", "coder", "--down")
+	if state, _ := p.statusOf("gateway-coder"); state != "down" {
+		t.Fatalf("registered --down gateway is %q", state)
+	}
+	run(outsider, 4, "start", "gateway-coder")
+	run(member, 0, "start", "gateway-coder", "--wait=10s")
+	run(member, 4, "stop", "guarded")
+	run(member, 0, "status", "guarded")
+	run(outsider, 4, "status")
+	run(member, 0, "stop", "gateway-coder", "--wait=10s")
+	if state, _ := p.statusOf("gateway-coder"); state != "down" {
+		t.Errorf("stopped gateway is %q", state)
+	}
+	run(member, 0, "unregister", "gateway-coder")
+	run(nil, 3, "status", "gateway-coder")
+	if out := run(member, 4, "shutdown"); !strings.Contains(out, "only root") {
+		t.Errorf("member shutdown: %q", out)
+	}
+	run(nil, 0, "shutdown", "--exit-code", "42")
+	if code := p.wait(10 * time.Second); code != 42 {
+		t.Errorf("hsvc shutdown --exit-code 42: container exited %d", code)
+	}
+}
