@@ -1,0 +1,292 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// decoder walks a yaml.Node tree and records every problem with its line.
+// It never stops at the first problem: each helper reports and returns a
+// usable value so that decoding goes on.
+type decoder struct {
+	problems
+}
+
+func newDecoder(file string) *decoder {
+	return &decoder{problems{file: file}}
+}
+
+// at records a problem about node n; path (e.g. "services.web.restart")
+// prefixes the message when not empty.
+func (d *decoder) at(n *yaml.Node, path, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if path != "" {
+		msg = path + ": " + msg
+	}
+	line := 1
+	if n != nil && n.Line > 0 {
+		line = n.Line
+	}
+	d.add(line, "%s", msg)
+}
+
+// document parses data and returns its root node, or nil when the file holds
+// no document (empty or only comments) or cannot be parsed.
+func (d *decoder) document(data []byte) *yaml.Node {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if !errors.Is(err, io.EOF) {
+			d.syntax(err, data)
+		}
+		return nil
+	}
+	var extra yaml.Node
+	switch err := dec.Decode(&extra); {
+	case err == nil:
+		d.at(&extra, "", "a second YAML document is not allowed, expected one document")
+	case !errors.Is(err, io.EOF):
+		d.syntax(err, data)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil
+	}
+	return resolve(doc.Content[0])
+}
+
+// yamlLine matches the "line N: " that yaml.v3 puts in syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line ([0-9]+): `)
+
+// parserProblems are the yaml.v3 (v3.0.1) parser errors, as opposed to
+// scanner errors. yaml.v3 reports their line 0-based (it adds 1 only for
+// scanner errors), so syntax adds it.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"did not find expected key":              true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected node content":     true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// syntax records a YAML syntax error at the line yaml.v3 names (1 if none,
+// the last line of data if past the end of a cut file).
+func (d *decoder) syntax(err error, data []byte) {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	if parserProblems[msg] || line <= 0 {
+		line++
+	}
+	last := bytes.Count(data, []byte("\n"))
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		last++
+	}
+	if line > last && last > 0 {
+		line = last
+	}
+	d.add(line, "invalid YAML: %s", msg)
+}
+
+// resolve follows an alias to the node it names.
+func resolve(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// isNull reports an absent value: `key:`, `key: ~` or `key: null`.
+func isNull(n *yaml.Node) bool {
+	return n == nil || n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe names what a node holds, for "expected X, got Y" messages.
+func describe(n *yaml.Node) string {
+	switch {
+	case isNull(n):
+		return "null"
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.ScalarNode:
+		return quote(n.Value)
+	}
+	return "an unresolved alias"
+}
+
+// quote quotes a value from the file for a message: one line, not too long.
+func quote(s string) string {
+	const max = 64
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// join appends a mapping key to a message path, quoting keys that would
+// make the path ambiguous or span lines.
+func join(path, key string) string {
+	if !plainKey(key) {
+		key = quote(key)
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// index appends a list index to a message path.
+func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+func plainKey(k string) bool {
+	if k == "" || len(k) > 64 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.-/+@", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// entry is one key: value pair of a mapping, the value resolved.
+type entry struct {
+	key  string
+	k, v *yaml.Node
+}
+
+// entries returns the pairs of mapping n in file order. Null is an empty
+// mapping; anything else that is not a mapping is reported. Duplicate keys
+// and non-string keys are reported and skipped.
+func (d *decoder) entries(n *yaml.Node, path string) []entry {
+	n = resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		d.at(n, path, "expected a mapping, got %s", describe(n))
+		return nil
+	}
+	seen := make(map[string]int, len(n.Content)/2)
+	out := make([]entry, 0, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.at(k, path, "expected a string key, got %s", describe(k))
+			continue
+		case k.ShortTag() == "!!merge":
+			d.at(k, join(path, k.Value), "merge keys are not supported, write the keys out")
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			d.at(k, join(path, k.Value), "defined twice (first at line %d)", first)
+			continue
+		}
+		seen[k.Value] = k.Line
+		out = append(out, entry{key: k.Value, k: k, v: v})
+	}
+	return out
+}
+
+// unknown reports a key that is not valid where it is.
+func (d *decoder) unknown(e entry, path, expected string) {
+	d.at(e.k, join(path, e.key), "unknown key (expected one of %s)", expected)
+}
+
+// items returns the elements of list n, resolved. Null is an empty list.
+func (d *decoder) items(n *yaml.Node, path string) []*yaml.Node {
+	n = resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.at(n, path, "expected a list, got %s", describe(n))
+		return nil
+	}
+	out := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		out[i] = resolve(c)
+	}
+	return out
+}
+
+// str decodes a string. Any scalar is taken as written (`port: 9119` is
+// "9119"); null is "". Strings cannot hold NUL: exec could not pass them.
+func (d *decoder) str(n *yaml.Node, path string) string {
+	if isNull(n) {
+		return ""
+	}
+	if n.Kind != yaml.ScalarNode {
+		d.at(n, path, "expected a string, got %s", describe(n))
+		return ""
+	}
+	if strings.IndexByte(n.Value, 0) >= 0 {
+		d.at(n, path, "contains a NUL byte, which no program argument or variable can hold")
+		return ""
+	}
+	return n.Value
+}
+
+// strList decodes a list of strings.
+func (d *decoder) strList(n *yaml.Node, path string) []string {
+	items := d.items(n, path)
+	if items == nil {
+		return nil
+	}
+	out := make([]string, len(items))
+	for i, c := range items {
+		out[i] = d.str(c, index(path, i))
+	}
+	return out
+}
+
+// boolTo decodes true or false into *dst.
+func (d *decoder) boolTo(dst *bool, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool" {
+		if err := n.Decode(dst); err == nil {
+			return
+		}
+	}
+	d.at(n, path, "expected true or false, got %s", describe(n))
+}
+
+// intTo decodes an integer of at least min into *dst.
+func (d *decoder) intTo(dst *int, n *yaml.Node, path string, min int) {
+	var v int
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
+		d.at(n, path, "expected an integer, got %s", describe(n))
+		return
+	}
+	if v < min {
+		d.at(n, path, "%d is too small, expected %d or more", v, min)
+		return
+	}
+	*dst = v
+}

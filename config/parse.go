@@ -1,0 +1,215 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultServicesMax is the most dynamic services the scandir holds unless
+// services_max says otherwise.
+const DefaultServicesMax = 1000
+
+const topKeys = "user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env"
+
+// Default returns the built-in configuration used when hinit.yaml is
+// missing: no services, and main runs the CMD as given, like tini.
+func Default() *Config {
+	return &Config{ServicesMax: DefaultServicesMax, Templates: map[string]*Template{}}
+}
+
+// Load reads and parses the configuration file at path. A missing file is
+// an error wrapping fs.ErrNotExist, so the caller can fall back to Default.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates hinit.yaml; file names it in messages. The
+// error, if any, is an *Error listing every problem as "file:line: msg".
+// An empty file is the built-in defaults.
+func Parse(file string, data []byte) (*Config, error) {
+	d := newDecoder(file)
+	c := Default()
+	c.File = file
+	if root := d.document(data); root != nil {
+		d.config(c, root)
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// config decodes the top-level mapping into c.
+func (d *decoder) config(c *Config, n *yaml.Node) {
+	if !isNull(n) && n.Kind != yaml.MappingNode {
+		d.at(n, "", "expected a mapping of %s at the top level, got %s", topKeys, describe(n))
+		return
+	}
+	var reconcileTemplate *yaml.Node
+	for _, e := range d.entries(n, "") {
+		switch e.key {
+		case "user":
+			c.User = d.user(e.v, e.key)
+		case "main":
+			c.Main = d.main(e.v, e.key)
+		case "services":
+			c.Services = d.services(e.v, e.key)
+		case "templates":
+			c.Templates = d.templates(e.v, e.key)
+		case "boot":
+			c.Boot = d.hooks(e.v, e.key)
+		case "reconcile":
+			c.Reconcile, reconcileTemplate = d.reconcile(e.v, e.key)
+		case "services_max":
+			d.intTo(&c.ServicesMax, e.v, e.key, 1)
+		case "shutdown_timeout":
+			d.durationTo(&c.ShutdownTimeout, e.v, e.key, false)
+		case "env":
+			c.Env = d.env(e.v, e.key)
+		default:
+			d.unknown(e, "", topKeys)
+		}
+	}
+	if r := c.Reconcile; r != nil && r.Template != "" && c.Templates[r.Template] == nil {
+		d.at(reconcileTemplate, "reconcile.template", "%s is not one of the templates (%s)", quote(r.Template), templateNames(c.Templates))
+	}
+}
+
+// templateNames lists the defined templates for a message.
+func templateNames(m map[string]*Template) string {
+	if len(m) == 0 {
+		return "none defined"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}
+
+const mainKeys = "default, wrap, always_wrap, user, remap_exit, env, workdir"
+
+func (d *decoder) main(n *yaml.Node, path string) Main {
+	var m Main
+	for _, e := range d.entries(n, path) {
+		p := join(path, e.key)
+		switch e.key {
+		case "default":
+			m.Default = d.argv(e.v, p)
+		case "wrap":
+			m.Wrap = d.strList(e.v, p)
+		case "always_wrap":
+			m.AlwaysWrap = d.strList(e.v, p)
+		case "user":
+			m.User = d.user(e.v, p)
+		case "remap_exit":
+			m.RemapExit = d.remapExit(e.v, p)
+		case "env":
+			m.Env = d.env(e.v, p)
+		case "workdir":
+			m.Workdir = d.absPath(e.v, p)
+		default:
+			d.unknown(e, path, mainKeys)
+		}
+	}
+	return m
+}
+
+// services decodes services:, a mapping of name to service, in file order.
+func (d *decoder) services(n *yaml.Node, path string) []*Service {
+	var out []*Service
+	for _, e := range d.entries(n, path) {
+		p := join(path, e.key)
+		if !ValidName(e.key) {
+			d.at(e.k, p, "%s is not a valid service name (expected %s)", quote(e.key), nameRule)
+			continue
+		}
+		s := newService(e.key, "static", d.file, e.k.Line)
+		d.service(s, e.v, e.k, p, fromStatic, staticKeys)
+		out = append(out, s)
+	}
+	return out
+}
+
+const hookKeys = "name, command, timeout, on_failure"
+
+// hooks decodes boot:, a list of hooks run in order.
+func (d *decoder) hooks(n *yaml.Node, path string) []Hook {
+	var out []Hook
+	names := map[string]int{}
+	for i, item := range d.items(n, path) {
+		p := index(path, i)
+		h := Hook{Timeout: 60 * time.Second, OnFailure: "stop"}
+		if isNull(item) {
+			d.at(item, p, "expected a mapping of %s, got null", hookKeys)
+			continue
+		}
+		for _, e := range d.entries(item, p) {
+			q := join(p, e.key)
+			switch e.key {
+			case "name":
+				h.Name = d.str(e.v, q)
+			case "command":
+				h.Command = d.command(e.v, q)
+			case "timeout":
+				d.durationTo(&h.Timeout, e.v, q, false)
+			case "on_failure":
+				h.OnFailure = d.oneOf(e.v, q, "an on_failure action", "stop", "continue")
+			default:
+				d.unknown(e, p, hookKeys)
+			}
+		}
+		if item.Kind != yaml.MappingNode {
+			continue // reported by entries
+		}
+		if h.Name == "" {
+			d.at(item, p, "name is required (it names the hook in log lines)")
+		}
+		if first, dup := names[h.Name]; dup && h.Name != "" {
+			d.at(item, p, "hook name %s is used twice (first at line %d)", quote(h.Name), first)
+		} else {
+			names[h.Name] = item.Line
+		}
+		if h.Command == nil && !hasKey(item, "command") {
+			d.at(item, p, "command is required (a list of arguments or a shell command string)")
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// reconcile decodes reconcile:; it also returns the node of its template
+// key, checked against templates: once the whole file is read.
+func (d *decoder) reconcile(n *yaml.Node, path string) (*Reconcile, *yaml.Node) {
+	if isNull(n) {
+		return nil, nil // "reconcile:" alone is the same as no reconcile
+	}
+	r := &Reconcile{}
+	var tmpl *yaml.Node
+	for _, e := range d.entries(n, path) {
+		p := join(path, e.key)
+		switch e.key {
+		case "home":
+			r.Home = d.absPath(e.v, p)
+		case "template":
+			r.Template, tmpl = d.str(e.v, p), e.v
+		default:
+			d.unknown(e, path, "home, template")
+		}
+	}
+	if n.Kind == yaml.MappingNode {
+		if r.Home == "" {
+			d.at(n, path, "home is required (the HERMES_HOME to reconcile, e.g. \"${HERMES_HOME:-/opt/data}\")")
+		}
+		if r.Template == "" {
+			d.at(n, path, "template is required (the template of the gateways, e.g. gateway)")
+		}
+	}
+	return r, tmpl
+}

@@ -1,0 +1,148 @@
+// Package config reads hinit's configuration: /etc/hinit/hinit.yaml and the
+// service.yaml files of the scandir. It only parses and validates; it never
+// starts anything. Every error names the file and line it comes from, so an
+// operator can fix a broken file from one log line.
+//
+// Values that depend on the container environment (${VAR} in command, env,
+// enabled, workdir, log.dir, ...) are kept as written here and expanded by
+// Expand at each start of the service, against the environment of that start.
+package config
+
+import "time"
+
+// Restart policies of a service.
+const (
+	RestartAlways    = "always"     // restart after every exit but no_restart_exit_codes
+	RestartOnFailure = "on-failure" // restart after a non-zero exit or a signal
+	RestartNever     = "never"      // never restart: the service ends "exited"
+)
+
+// Config is the whole of hinit.yaml.
+type Config struct {
+	File            string               // path the config was read from ("" for built-in defaults)
+	User            string               // the image's unprivileged account (default user, control group, reconcile identity)
+	Main            Main                 // the main program
+	Services        []*Service           // static services, in file order
+	Templates       map[string]*Template // service templates by name
+	Boot            []Hook               // boot hooks, in order
+	Reconcile       *Reconcile           // nil: no boot reconciliation
+	ServicesMax     int                  // most dynamic services in the scandir (default 1000)
+	ShutdownTimeout time.Duration        // 0: not set in the file (HINIT_SHUTDOWN_TIMEOUT or 8s applies)
+	Env             map[string]string    // extra variables for main, services and hooks
+}
+
+// Main describes how the container's CMD becomes the main program.
+type Main struct {
+	Default    []string    // argv when there is no CMD
+	Wrap       []string    // prefix for a CMD whose first word is not an executable on PATH
+	AlwaysWrap []string    // first words that are wrapped even when they are on PATH
+	User       string      // user main runs as when hinit is root ("" = Config.User, or root when that is empty)
+	RemapExit  map[int]int // rewrites of main's exit status, e.g. {143: 0}
+	Env        map[string]string
+	Workdir    string
+}
+
+// Service is one supervised program: a static entry of services:, a dynamic
+// service.yaml, or a rendered template instance. String fields may hold
+// ${VAR} references, expanded at each start.
+type Service struct {
+	Name               string
+	Source             string // "static", "scandir" or "template:<name>"
+	File               string // file the definition came from, for messages
+	Line               int    // line of the definition in File
+	Command            []string
+	User               string // name or uid:gid; "" = Config.User
+	Workdir            string
+	Env                map[string]string
+	Enabled            string // "" = enabled; otherwise expanded, falsy means registered but down
+	Restart            string // RestartAlways, RestartOnFailure or RestartNever
+	NoRestartExitCodes []int
+	Backoff            Backoff
+	GiveUp             GiveUp
+	Stop               Stop
+	Ready              Ready
+	Log                Log
+	Essential          bool
+	Protected          bool
+}
+
+// Backoff spaces restarts of a service that keeps failing quickly.
+// A run that lasted at least ResetAfter restarts at once; each consecutive
+// quick failure waits Initial, then twice as long, up to Max.
+type Backoff struct {
+	Initial    time.Duration
+	Max        time.Duration
+	ResetAfter time.Duration
+}
+
+// GiveUp puts a service in state "failed" after Restarts restarts within
+// Within. Restarts == 0 means never give up.
+type GiveUp struct {
+	Restarts int
+	Within   time.Duration
+}
+
+// Stop says how a service is asked to stop: Signal, then after Timeout,
+// SIGKILL to its whole process group. PlannedStopMarker, when set, is the
+// path of the gateway's planned-stop marker written before a requested stop.
+type Stop struct {
+	Signal            string // signal name without SIG, e.g. "TERM"
+	Timeout           time.Duration
+	PlannedStopMarker string
+}
+
+// Ready says when a started service counts as ready ("up"). All zero: ready
+// when spawned.
+type Ready struct {
+	NotifyFD int           // the service writes a newline to this fd when ready
+	TCP      string        // host:port that accepts a connection when ready
+	Delay    time.Duration // ready after this long
+}
+
+// Log says where the service's stdout and stderr go.
+type Log struct {
+	Dir     string // "" = no log file
+	MaxSize int64  // rotate current at this size (bytes)
+	Keep    int    // archives kept
+	Console *bool  // copy lines to the container's stdout as "[name] line"; nil = true
+}
+
+// ConsoleOn reports whether lines are copied to the container's stdout.
+func (l Log) ConsoleOn() bool { return l.Console == nil || *l.Console }
+
+// Template is a family of services named <template>-<instance>. Instances
+// are rendered by Render from the root-owned configuration, so a dynamic
+// service.yaml that names a template can only run what the image allows.
+type Template struct {
+	Name string
+	File string
+	Line int
+	// body is the template decoded and validated once at parse time, with
+	// {instance} still in its strings; overrides holds, per instance, body
+	// with that instance's overrides already applied. Render only copies one
+	// of them and substitutes {instance}, so a start costs no YAML work.
+	body      *Service
+	overrides map[string]*Service
+}
+
+// Hook is one boot hook: run as root, in order, under Timeout.
+type Hook struct {
+	Name      string
+	Command   []string
+	Timeout   time.Duration
+	OnFailure string // "stop" (default) or "continue"
+}
+
+// Reconcile configures boot reconciliation of gateways (SPEC §5).
+type Reconcile struct {
+	Home     string // HERMES_HOME, may hold ${VAR}
+	Template string // template whose instances are the gateways
+}
+
+// Ref is what a dynamic service.yaml may hold instead of a full service:
+// the name of a template, the instance, and extra environment.
+type Ref struct {
+	Template string
+	Instance string
+	Env      map[string]string
+}
