@@ -35,9 +35,15 @@ func (h *hinit) recordDesired(s *supervise.Service, verb string) {
 	}
 }
 
-// hermesHome is $HERMES_HOME as reconcile configures it.
+// hermesHome is $HERMES_HOME as reconcile configures it, with symlinks in
+// the path of the volume itself resolved once (files below it are never
+// reached through a symlink).
 func (h *hinit) hermesHome() string {
-	return config.Expand(h.set.cfg.Reconcile.Home, h.containerEnv())
+	home := config.Expand(h.set.cfg.Reconcile.Home, h.containerEnv())
+	if resolved, err := filepath.EvalSymlinks(home); err == nil {
+		return resolved
+	}
+	return home
 }
 
 // stateFile is the gateway_state.json of a profile: the root profile

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 				os.Exit(111)
 			}
 		}
-		os.Exit(Main(os.Args[1:]))
+		os.Exit(Main(os.Args))
 	}
 	os.Exit(m.Run())
 }

@@ -55,6 +55,7 @@ type hinit struct {
 	mainGone    chan struct{}  // closed once main has exited (or never started)
 	cancelSvcs  context.CancelFunc
 	dyn         *dynamic
+	envDir      string // the container environment dir, "" when it could not be written
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -84,6 +85,11 @@ func boot(args []string) int {
 	defer cancel()
 	go h.reaper.Run(ctx)
 	h.prepareRuntime()
+	h.writeEnvDir()
+	if code := h.runHooks(); code >= 0 {
+		return code
+	}
+	h.reconcileGateways()
 	svcCtx, cancelSvcs := context.WithCancel(ctx)
 	h.cancelSvcs = cancelSvcs
 	h.group = supervise.NewGroup(svcCtx, h.deps())
@@ -150,16 +156,6 @@ func (h *hinit) deps() *supervise.Deps {
 			}
 		},
 	}
-}
-
-// containerEnv is the environment every start sees: hinit's own plus the
-// env of hinit.yaml.
-func (h *hinit) containerEnv() map[string]string {
-	env := environ()
-	for k, v := range h.set.cfg.Env {
-		env[k] = config.Expand(v, env)
-	}
-	return env
 }
 
 // startStatic registers the services of hinit.yaml, up or, when their

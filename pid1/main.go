@@ -4,6 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"hinit/contenvd"
+	"hinit/supervise"
 
 	"hinit/config"
 )
@@ -13,6 +19,7 @@ var Version = "dev"
 
 const usage = `usage: hinit [--] [CMD [ARGS...]]
        hinit check-config [FILE]
+       hinit with-contenv CMD [ARGS...]   (also as with-contenv)
        hinit --version | --help
 
 hinit is the PID 1 and process supervisor of the Hermes Agent image. It runs
@@ -25,9 +32,17 @@ Environment: HINIT_CONFIG (default /etc/hinit/hinit.yaml), HINIT_RUNTIME_DIR
 HINIT_LOG_LEVEL (info).
 `
 
-// Main runs hinit with the container's CMD as args (os.Args[1:]) and
-// returns the process exit status.
-func Main(args []string) int {
+// Main runs hinit with argv (os.Args: the container's CMD follows argv[0])
+// and returns the process exit status. Called as with-contenv, it runs a
+// command with the container environment instead.
+func Main(argv []string) int {
+	args := argv[1:]
+	switch filepath.Base(argv[0]) {
+	case "with-contenv":
+		return withContenv(args)
+	case "tini":
+		args = dropTiniFlags(args)
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "--version", "-V":
@@ -38,6 +53,8 @@ func Main(args []string) int {
 			return 0
 		case "check-config":
 			return checkConfig(args[1:], os.Stdout, os.Stderr)
+		case "with-contenv":
+			return withContenv(args[1:])
 		case "--":
 			args = args[1:]
 		}
@@ -68,4 +85,48 @@ func checkConfig(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", path)
 	return 0
+}
+
+// withContenv replaces itself with CMD run in the container environment of
+// $HINIT_RUNTIME_DIR/env (as boot hooks left it), like s6-overlay's
+// with-contenv.
+func withContenv(args []string) int {
+	if len(args) == 0 {
+		fmt.Fprintln(os.Stderr, "hinit: usage: with-contenv CMD [ARGS...]")
+		return 2
+	}
+	dir := filepath.Join(or(os.Getenv("HINIT_RUNTIME_DIR"), DefaultRuntimeDir), "env")
+	env, err := contenvd.Read(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; is hinit running, and are you root or in its user's group?\n", err)
+		return 1
+	}
+	path, err := supervise.LookPath(args[0], env)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v\n", err)
+		return 127
+	}
+	err = syscall.Exec(path, args, supervise.EnvList(env))
+	fmt.Fprintf(os.Stderr, "hinit: with-contenv: exec %s: %v\n", args[0], err)
+	return supervise.ExecFailureCode(err)
+}
+
+// dropTiniFlags lets hinit stand in for /usr/bin/tini, so that old
+// `tini -g --` entrypoints keep working: tini's flags are accepted and
+// ignored (hinit always reaps, signals main and kills process groups at
+// shutdown), up to "--" or the first word that is not a flag.
+func dropTiniFlags(args []string) []string {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		flag := args[0]
+		args = args[1:]
+		switch flag {
+		case "--":
+			return args
+		case "-p", "-e": // tini flags that take a value
+			if len(args) > 0 {
+				args = args[1:]
+			}
+		}
+	}
+	return args
 }

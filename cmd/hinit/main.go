@@ -8,4 +8,4 @@ import (
 	"hinit/pid1"
 )
 
-func main() { os.Exit(pid1.Main(os.Args[1:])) }
+func main() { os.Exit(pid1.Main(os.Args)) }

@@ -9,11 +9,13 @@ package testprog
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,6 +82,7 @@ var programs = map[string]func([]string) int{
 	"kill-self":   killSelf,
 	"reaped":      reaped,
 	"tty":         ttyProg,
+	"gateway":     gateway,
 }
 
 func atoi(s string) int {
@@ -329,4 +332,41 @@ func sigIgn(pid string) string {
 		}
 	}
 	return "unknown"
+}
+
+// gateway DIR: a fake hermes gateway for profile dir DIR (SPEC §1): it
+// records gateway_state running in DIR/gateway_state.json (keeping the
+// desired_state others wrote), prints "gateway up", and on SIGTERM records
+// stopped and exits 0 when DIR/.gateway-planned-stop.json names its pid,
+// else records running and exits 143 (the container is going down).
+func gateway(a []string) int {
+	dir := a[0]
+	state := filepath.Join(dir, "gateway_state.json")
+	write := func(s string) {
+		m := map[string]any{}
+		if b, err := os.ReadFile(state); err == nil {
+			json.Unmarshal(b, &m)
+		}
+		m["gateway_state"], m["pid"] = s, os.Getpid()
+		b, _ := json.Marshal(m)
+		os.WriteFile(state+".tmp", b, 0o644)
+		os.Rename(state+".tmp", state)
+	}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	write("running")
+	fmt.Println("gateway up")
+	<-term
+	var marker struct {
+		TargetPID int `json:"target_pid"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".gateway-planned-stop.json")); err == nil &&
+		json.Unmarshal(b, &marker) == nil && marker.TargetPID == os.Getpid() {
+		write("stopped")
+		fmt.Println("gateway stopped on request")
+		return 0
+	}
+	write("running")
+	fmt.Println("gateway interrupted")
+	return 143
 }

@@ -1,0 +1,91 @@
+package contenvd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Read returns the variables in dir as they are now: every service start
+// calls it, so that changes made by boot hooks are seen. It costs one
+// ReadDir and one open+read per variable. Dot-files (temporaries of a writer)
+// and anything that is not a regular file (subdirs, symlinks, FIFOs) are
+// skipped; a file removed while Read runs is skipped too.
+func Read(dir string) (map[string]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read env dir %s: %w", dir, err)
+	}
+	env := make(map[string]string, len(entries))
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		value, ok, err := readVar(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			env[name] = value
+		}
+	}
+	return env, nil
+}
+
+// Environ returns Read's variables as sorted KEY=VALUE entries, ready for
+// exec.Cmd.Env.
+func Environ(dir string) ([]string, error) {
+	env, err := Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// readVar reads one variable file. It never follows a symlink and never
+// blocks on a FIFO swapped in after ReadDir; ok is false when the file is
+// gone or is no longer a regular file.
+func readVar(p string) (value string, ok bool, err error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("open %s: %w", p, err)
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", false, fmt.Errorf("stat %s: %w", p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", false, nil
+	}
+	b := make([]byte, 0, st.Size()+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return string(b), true, nil
+		}
+		if err != nil {
+			return "", false, fmt.Errorf("read %s: %w", p, err)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package contenvd
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Modes of the directory and its files: they hold secrets, so only root and
+// the user's group may read them.
+const (
+	DirMode  os.FileMode = 0o750
+	FileMode os.FileMode = 0o640
+)
+
+// Write replaces dir with a fresh directory holding env (KEY=VALUE entries),
+// one file per variable. Whatever was at dir before is removed first (a
+// symlink there is removed, never followed), so the directory is exactly the
+// boot environment. With gid >= 0 the directory and files are owned by
+// (effective uid, gid) — root:<user's group> when hinit is root; gid < 0
+// leaves the group as created (hinit not root).
+//
+// Entries without '=' and names that are not safe file names are skipped
+// with one warning each; a later duplicate of a name wins, as in os/exec.
+func Write(dir string, env []string, gid int, log *slog.Logger) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove old %s: %w", dir, err)
+	}
+	if err := os.Mkdir(dir, DirMode); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := setOwnerMode(dir, gid, DirMode); err != nil {
+		return err
+	}
+	vars := parse(env, log)
+	for _, kv := range vars {
+		if err := writeVar(dir, kv[0], kv[1], gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parse splits env into (name, value) pairs in first-seen order, the value of
+// the last duplicate winning, and warns once for each entry it skips.
+func parse(env []string, log *slog.Logger) [][2]string {
+	index := make(map[string]int, len(env))
+	vars := make([][2]string, 0, len(env))
+	for _, e := range env {
+		name, value, ok := strings.Cut(e, "=")
+		if !ok {
+			log.Warn("contenvd: entry without '=' skipped", "entry", e)
+			continue
+		}
+		if err := checkName(name); err != nil {
+			log.Warn("contenvd: variable skipped", "name", name, "reason", err.Error())
+			continue
+		}
+		if i, dup := index[name]; dup {
+			vars[i][1] = value
+			continue
+		}
+		index[name] = len(vars)
+		vars = append(vars, [2]string{name, value})
+	}
+	return vars
+}
+
+// writeVar stores one variable atomically: a fresh dot-file is created
+// (O_EXCL|O_NOFOLLOW, so nothing planted there is followed), given its owner
+// and mode, filled, then renamed over the name. rename(2) replaces a symlink
+// at the name instead of following it. There is no fsync: the directory is
+// rebuilt at every boot, so durability buys nothing.
+func writeVar(dir, name, value string, gid int) error {
+	final := filepath.Join(dir, name)
+	tmp, f, err := createTemp(dir)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", final, err)
+	}
+	err = fill(f, gid, value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", final, err)
+	}
+	return nil
+}
+
+// createTemp makes a new, empty dot-file in dir that nothing else can have
+// planted: O_EXCL fails on anything already there, symlinks included.
+func createTemp(dir string) (string, *os.File, error) {
+	for range 10 {
+		var b [8]byte
+		rand.Read(b[:])
+		p := filepath.Join(dir, ".tmp-"+hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		return p, f, err
+	}
+	return "", nil, fmt.Errorf("create temp file in %s: %w", dir, os.ErrExist)
+}
+
+// fill gives f its final owner and mode, then the value.
+func fill(f *os.File, gid int, value string) error {
+	if gid >= 0 {
+		if err := f.Chown(os.Geteuid(), gid); err != nil {
+			return err
+		}
+	}
+	if err := f.Chmod(FileMode); err != nil {
+		return err
+	}
+	_, err := f.WriteString(value)
+	return err
+}
+
+// setOwnerMode gives the directory its owner and exact mode (umask aside).
+func setOwnerMode(dir string, gid int, mode os.FileMode) error {
+	if gid >= 0 {
+		if err := os.Lchown(dir, os.Geteuid(), gid); err != nil {
+			return fmt.Errorf("chown %s: %w", dir, err)
+		}
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		return fmt.Errorf("chmod %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package gwstate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"hinit/asuser"
+
+	"golang.org/x/sys/unix"
+)
+
+// ReadDesired returns the state the gateway should be in after a boot:
+// desired_state when set, else gateway_state, with the transient running
+// states draining and degraded counted as running. A missing, symlinked,
+// unreadable or corrupt file, or one with neither field, is an error that
+// says which (ErrMissing, ErrSymlink, ErrCorrupt, ErrNoState, or the
+// system's error for an unreadable one).
+//
+// A state must look like one: lowercase letters, digits, '_' and '-', at
+// most 64 bytes; anything else is ErrCorrupt, so the value is safe to log.
+func ReadDesired(path string) (string, error) {
+	data, _, err := readFile(path)
+	if err != nil {
+		return "", err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil || doc == nil {
+		return "", fmt.Errorf("read %s: %w: not a JSON object", path, ErrCorrupt)
+	}
+	for _, key := range []string{"desired_state", "gateway_state"} {
+		state, err := stateField(doc, key)
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", path, err)
+		}
+		if state != "" {
+			return normalize(state), nil
+		}
+	}
+	return "", fmt.Errorf("read %s: %w", path, ErrNoState)
+}
+
+// stateField returns doc[key] as a state; "" when absent, null or empty.
+func stateField(doc map[string]json.RawMessage, key string) (string, error) {
+	raw, ok := doc[key]
+	if !ok {
+		return "", nil
+	}
+	var s *string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("%w: %s is not a string", ErrCorrupt, key)
+	}
+	if s == nil || *s == "" {
+		return "", nil
+	}
+	if !validState(*s) {
+		return "", fmt.Errorf("%w: %s is not a state name", ErrCorrupt, key)
+	}
+	return *s, nil
+}
+
+// normalize maps the transient states of a running gateway to running.
+func normalize(state string) string {
+	switch state {
+	case "draining", "degraded":
+		return Running
+	}
+	return state
+}
+
+// validState reports whether s looks like a state name.
+func validState(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// readFile reads a state file without following a symlink anywhere in its
+// path and without blocking on a FIFO. It returns the content and the file's
+// permission bits; errors wrap ErrMissing, ErrSymlink or ErrCorrupt.
+func readFile(path string) ([]byte, os.FileMode, error) {
+	f, err := asuser.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, asuser.ErrSymlink):
+		return nil, 0, fmt.Errorf("read %s: %w", path, ErrSymlink)
+	case errors.Is(err, os.ErrNotExist):
+		return nil, 0, fmt.Errorf("read %s: %w", path, ErrMissing)
+	case err != nil:
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("read %s: %w: not a regular file", path, ErrCorrupt)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxSize {
+		return nil, 0, fmt.Errorf("read %s: %w: larger than %d bytes", path, ErrCorrupt, maxSize)
+	}
+	return data, st.Mode().Perm(), nil
+}

@@ -1,0 +1,87 @@
+package gwstate
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"hinit/asuser"
+)
+
+// newFileMode is the mode of a state file or marker hinit creates. They
+// hold PIDs and states, nothing secret, and must stay readable by whichever
+// account runs the gateway.
+const newFileMode os.FileMode = 0o644
+
+// SetDesired records that the gateway should be running or stopped, for
+// `hsvc start/stop/restart`: it sets desired_state and updated_at
+// (Timestamp(now)) and keeps every other member as it was (see object).
+// The file is replaced atomically and keeps its mode; a missing file is
+// created with just those two fields. A symlinked or corrupt file is left
+// untouched and reported (ErrSymlink, ErrCorrupt).
+func SetDesired(path, desired string, now time.Time) error {
+	if desired != Running && desired != Stopped {
+		return fmt.Errorf("set desired state of %s: %w: %q", path, ErrInvalid, desired)
+	}
+	data, mode, err := readFile(path)
+	obj := &object{index: map[string]int{}}
+	switch {
+	case errors.Is(err, ErrMissing):
+		mode = newFileMode
+	case err != nil:
+		return fmt.Errorf("set desired state: %w", err)
+	default:
+		if obj, err = parseObject(data); err != nil {
+			return fmt.Errorf("set desired state: read %s: %w", path, err)
+		}
+	}
+	if err := obj.set("desired_state", desired); err != nil {
+		return err
+	}
+	if err := obj.set("updated_at", Timestamp(now)); err != nil {
+		return err
+	}
+	if err := asuser.WriteFileAtomic(path, obj.encode(), mode); err != nil {
+		return fmt.Errorf("set desired state: %w", err)
+	}
+	return nil
+}
+
+// Seed creates path holding {"gateway_state":"running"} when nothing is
+// there (HERMES_GATEWAY_BOOTSTRAP_STATE=running: a fresh volume starts its
+// root gateway). It reports whether it created the file. Whatever is already
+// at path, a symlink included, is left alone: the file is written under a
+// temporary name and link(2)ed into place, which fails rather than replace
+// or follow anything.
+func Seed(path string) (bool, error) {
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	dir, base := filepath.Split(path)
+	tmp := filepath.Join(dir, "."+base+".seed-"+hex.EncodeToString(rnd[:]))
+	f, err := asuser.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, newFileMode)
+	if err != nil {
+		return false, fmt.Errorf("seed %s: %w", path, err)
+	}
+	defer os.Remove(tmp)
+	_, err = f.WriteString(`{"gateway_state":"running"}`)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp, path)
+	}
+	switch {
+	case errors.Is(err, os.ErrExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("seed %s: %w", path, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,193 @@
+package gwstate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var testNow = time.Date(2026, 5, 21, 6, 18, 5, 123456789, time.FixedZone("CEST", 2*3600))
+
+func TestTimestamp(t *testing.T) {
+	const want = "2026-05-21T04:18:05.123456+00:00"
+	if got := Timestamp(testNow); got != want {
+		t.Errorf("Timestamp = %q, want %q", got, want)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, want); err != nil {
+		t.Errorf("not RFC 3339: %v", err)
+	}
+}
+
+func TestSetDesired(t *testing.T) {
+	ts := `"` + Timestamp(testNow) + `"`
+	tests := []struct {
+		name    string
+		before  string // "" = no file
+		desired string
+		want    string
+	}{
+		{"missing file", "", "running", `{"desired_state":"running","updated_at":` + ts + `}`},
+		{"fields and order kept", `{"pid":42,"desired_state":"running","kind":"hermes-gateway","updated_at":1716272285,"z":null}`,
+			"stopped", `{"pid":42,"desired_state":"stopped","kind":"hermes-gateway","updated_at":` + ts + `,"z":null}`},
+		{"appended at end", `{"gateway_state":"running","pid":7}`, "stopped",
+			`{"gateway_state":"running","pid":7,"desired_state":"stopped","updated_at":` + ts + `}`},
+		{"literals kept", `{"big":12345678901234567890,"f":1.50e+10,"s":"caf\u00e9 \"q\" \/","u":"é","d":"desired_state"}`, "running",
+			`{"big":12345678901234567890,"f":1.50e+10,"s":"caf\u00e9 \"q\" \/","u":"é","d":"desired_state","desired_state":"running","updated_at":` + ts + `}`},
+		{"escaped key kept", `{"k\u0065y":1}`, "running", `{"k\u0065y":1,"desired_state":"running","updated_at":` + ts + `}`},
+		{"nested compacted", "{\n  \"platforms\": {\n    \"tg\": {\"state\": \"connected\", \"n\": [1, 2]}\n  }\n}\n", "stopped",
+			`{"platforms":{"tg":{"state":"connected","n":[1,2]}},"desired_state":"stopped","updated_at":` + ts + `}`},
+		{"duplicate key: first place, last value", `{"a":1,"b":2,"a":3}`, "running",
+			`{"a":3,"b":2,"desired_state":"running","updated_at":` + ts + `}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := hermesDir(t)
+			p := filepath.Join(dir, "gateway_state.json")
+			if tc.before != "" {
+				writeFile(t, p, tc.before)
+				os.Chown(p, hermes.UID, hermes.GID)
+			}
+			if err := asHermes(t, func() error { return SetDesired(p, tc.desired, testNow) }); err != nil {
+				t.Fatal(err)
+			}
+			if got := readString(t, p); got != tc.want {
+				t.Errorf("file =\n%s\nwant\n%s", got, tc.want)
+			}
+			if got, err := ReadDesired(p); err != nil || got != tc.desired {
+				t.Errorf("ReadDesired = %q, %v", got, err)
+			}
+			assertOnlyFile(t, dir, "gateway_state.json")
+		})
+	}
+}
+
+func TestSetDesiredKeepsMode(t *testing.T) {
+	dir := hermesDir(t)
+	p := filepath.Join(dir, "gateway_state.json")
+	writeFile(t, p, `{"gateway_state":"running"}`)
+	os.Chown(p, hermes.UID, hermes.GID)
+	os.Chmod(p, 0o600)
+	if err := asHermes(t, func() error { return SetDesired(p, Stopped, testNow) }); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+}
+
+// A corrupt or symlinked file, or a bad desired value, changes nothing.
+func TestSetDesiredRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		link    bool
+		desired string
+		err     error
+	}{
+		{"corrupt", `{"gateway_state":"run`, false, "running", ErrCorrupt},
+		{"not an object", `["x"]`, false, "running", ErrCorrupt},
+		{"trailing data", `{} {}`, false, "running", ErrCorrupt},
+		{"symlink", `{"gateway_state":"running"}`, true, "stopped", ErrSymlink},
+		{"bad desired", `{"gateway_state":"running"}`, false, "draining", ErrInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := hermesDir(t)
+			p := filepath.Join(dir, "gateway_state.json")
+			target := p
+			if tc.link {
+				target = filepath.Join(filepath.Dir(dir), "outside.json")
+				os.Symlink(target, p)
+			}
+			writeFile(t, target, tc.content)
+			os.Chown(target, hermes.UID, hermes.GID)
+			before, _ := os.Lstat(p)
+			err := asHermes(t, func() error { return SetDesired(p, tc.desired, testNow) })
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if got := readString(t, target); got != tc.content {
+				t.Errorf("content changed to %q", got)
+			}
+			if after, _ := os.Lstat(p); !os.SameFile(before, after) {
+				t.Error("file was replaced")
+			}
+		})
+	}
+}
+
+func FuzzSetDesired(f *testing.F) {
+	for _, s := range []string{
+		`{"gateway_state":"running","pid":1,"platforms":{"a":{"b":[1,2.5e3,null,true]}}}`,
+		`{"desired_state":"stopped","updated_at":17}`, `{"a":1,"a":2}`, `{"\u00e9":"\ud83d\ude00"}`,
+		"{\n \"x\" : [ ] ,\"y\":{}}\n", `[]`, `{`, "\xff",
+	} {
+		f.Add([]byte(s), true)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte, run bool) {
+		desired := Stopped
+		if run {
+			desired = Running
+		}
+		p := filepath.Join(dir, "gateway_state.json")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := SetDesired(p, desired, testNow); err != nil {
+			if got := readString(t, p); got != string(data) {
+				t.Fatalf("file changed despite %v", err)
+			}
+			return
+		}
+		after := []byte(readString(t, p))
+		if state, err := ReadDesired(p); err != nil || state != desired {
+			t.Fatalf("ReadDesired after SetDesired = %q, %v", state, err)
+		}
+		assertSameExcept(t, data, after)
+	})
+}
+
+// assertSameExcept checks that after means what before meant, but for the
+// two fields SetDesired owns.
+func assertSameExcept(t *testing.T, before, after []byte) {
+	t.Helper()
+	b, a := decode(t, before), decode(t, after)
+	for _, k := range []string{"desired_state", "updated_at"} {
+		delete(b, k)
+		delete(a, k)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("fields changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func decode(t *testing.T, data []byte) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("decode %q: %v", data, err)
+	}
+	return m
+}
+
+func assertOnlyFile(t *testing.T, dir, name string) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != name {
+		t.Errorf("dir holds %v, want only %s", names, name)
+	}
+}

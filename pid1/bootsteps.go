@@ -1,0 +1,154 @@
+package pid1
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"hinit/account"
+	"hinit/config"
+	"hinit/contenvd"
+	"hinit/reconcile"
+	"hinit/supervise"
+)
+
+// writeEnvDir writes the boot environment to $HINIT_RUNTIME_DIR/env (SPEC
+// §2 step 3): hinit's environment plus env: of hinit.yaml, one file per
+// variable, readable by root and the image user's group only.
+func (h *hinit) writeEnvDir() {
+	if h.set.runtimeDir == "" {
+		return
+	}
+	gid := -1
+	if h.root && h.set.cfg.User != "" {
+		if a, err := account.Lookup(h.set.cfg.User); err == nil {
+			gid = a.GID
+		}
+	}
+	dir := filepath.Join(h.set.runtimeDir, "env")
+	env := environ()
+	for k, v := range h.set.cfg.Env {
+		env[k] = config.Expand(v, env)
+	}
+	if err := contenvd.Write(dir, supervise.EnvList(env), gid, h.log); err != nil {
+		h.log.Error(fmt.Sprintf("environment dir: %v; services get hinit's own environment", err))
+		return
+	}
+	h.envDir = dir
+	h.log.Info("container environment written", "dir", dir, "vars", len(env))
+}
+
+// containerEnv is the environment every start sees, read afresh: the
+// environment dir as boot hooks left it, or hinit's own environment plus
+// env: of hinit.yaml when there is no such dir.
+func (h *hinit) containerEnv() map[string]string {
+	if h.envDir != "" {
+		if env, err := contenvd.Read(h.envDir); err == nil {
+			return env
+		} else {
+			h.log.Warn("environment dir unreadable: using hinit's own environment", "err", err)
+		}
+	}
+	env := environ()
+	for k, v := range h.set.cfg.Env {
+		env[k] = config.Expand(v, env)
+	}
+	return env
+}
+
+// runHooks runs the boot hooks of hinit.yaml one by one, as root, with the
+// container environment, each under its timeout (SPEC §2 step 4). It
+// returns the status to exit with when a hook with on_failure: stop failed,
+// or -1 to go on.
+func (h *hinit) runHooks() int {
+	for _, hook := range h.set.cfg.Boot {
+		status, err := h.runHook(hook)
+		if status == 0 && err == nil {
+			h.log.Info("boot hook done", "hook", hook.Name)
+			continue
+		}
+		if err == nil {
+			err = fmt.Errorf("exit status %d", status)
+		}
+		if hook.OnFailure == "continue" {
+			h.log.Warn("boot hook failed: going on (on_failure: continue)", "hook", hook.Name, "err", err)
+			continue
+		}
+		h.log.Error("boot hook failed: stopping the container (on_failure: stop)", "hook", hook.Name, "err", err)
+		if status == 0 {
+			status = 1
+		}
+		return status
+	}
+	return -1
+}
+
+// runHook runs one hook in its own process group and returns its exit
+// status; a hook that outlives its timeout is killed with its group and
+// gets status 124, as timeout(1) reports.
+func (h *hinit) runHook(hook config.Hook) (int, error) {
+	env := h.containerEnv()
+	argv := hook.Command
+	path, err := supervise.LookPath(argv[0], env)
+	if err != nil {
+		return supervise.ExecFailureCode(err), err
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 1, err
+	}
+	defer devnull.Close()
+	attr := &syscall.ProcAttr{Env: supervise.EnvList(env), Files: []uintptr{devnull.Fd(), 1, 2},
+		Sys: &syscall.SysProcAttr{Setpgid: true}}
+	pid, done, err := h.reaper.Start(path, argv, attr)
+	if err != nil {
+		return supervise.ExecFailureCode(err), fmt.Errorf("exec %s: %w", argv[0], err)
+	}
+	timer := time.NewTimer(hook.Timeout)
+	defer timer.Stop()
+	select {
+	case st := <-done:
+		return st.ExitStatus(), nil
+	case <-timer.C:
+		syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+		return 124, fmt.Errorf("timed out after %v", hook.Timeout)
+	}
+}
+
+// reconcileGateways publishes a scandir slot per hermes profile from what
+// gateway_state.json says (SPEC §5), with the image user's rights only.
+func (h *hinit) reconcileGateways() {
+	rc := h.set.cfg.Reconcile
+	if rc == nil {
+		return
+	}
+	if h.set.scandir == "" {
+		h.log.Error("reconcile skipped: no writable scandir")
+		return
+	}
+	env := h.containerEnv()
+	opts := reconcile.Options{Home: config.Expand(rc.Home, env), Scandir: h.set.scandir, Template: rc.Template,
+		Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Logger: h.log}
+	var actions []reconcile.Action
+	err := h.asUser(func() error {
+		var err error
+		actions, err = reconcile.Run(opts)
+		return err
+	})
+	if err != nil {
+		h.log.Error(fmt.Sprintf("reconcile: %v; gateways are not brought back", err))
+	}
+	started := 0
+	for _, a := range actions {
+		if a.Start {
+			started++
+		}
+		if a.Warning != "" {
+			h.log.Warn("reconcile: "+a.Warning, "profile", a.Profile)
+		}
+	}
+	h.log.Info(fmt.Sprintf("reconcile: %d profiles, %d gateways to start", len(actions), started), "home", opts.Home)
+}

@@ -1,0 +1,202 @@
+package pid1
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hinit/internal/testprog"
+)
+
+const gatewayConfig = `user: "10000:10000"
+templates:
+  gateway:
+    command: %[1]s
+    env: {HINIT_TESTPROG: "1"}
+    overrides:
+      default:
+        command: %[2]s
+        stop: {signal: TERM, timeout: 5s, planned_stop_marker: "${HERMES_HOME}/.gateway-planned-stop.json"}
+    restart: always
+    no_restart_exit_codes: [0, 78]
+    stop: {signal: TERM, timeout: 5s, planned_stop_marker: "${HERMES_HOME}/profiles/{instance}/.gateway-planned-stop.json"}
+reconcile: {home: "${HERMES_HOME}", template: gateway}
+`
+
+// writeHome builds a hermes volume owned by uid 10000: a running root
+// profile, a profile whose desired_state (running) overrides its stale
+// gateway_state, a stopped one, a corrupt one, and a dir without SOUL.md.
+func writeHome(t *testing.T) string {
+	home := filepath.Join(testprog.PublicDir(t), "home")
+	files := map[string]string{
+		"gateway_state.json":                 `{"gateway_state":"running","extra":{"keep":[1,2]}}`,
+		"profiles/coder/SOUL.md":             "coder",
+		"profiles/coder/gateway_state.json":  `{"gateway_state":"stopped","desired_state":"running"}`,
+		"profiles/coder/gateway.pid":         "4242",
+		"profiles/idle/SOUL.md":              "idle",
+		"profiles/idle/gateway_state.json":   `{"gateway_state":"stopped"}`,
+		"profiles/broken/SOUL.md":            "broken",
+		"profiles/broken/gateway_state.json": `{"gateway_state":`,
+		"profiles/notes/README":              "not a profile",
+	}
+	for name, content := range files {
+		p := filepath.Join(home, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filepath.Walk(home, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, 10000, 10000) })
+	return home
+}
+
+// docker restart is invisible: gateways that were running come back,
+// stopped ones stay down, stale pid files go, the boot log says what
+// happened; hsvc stop records desired_state and writes the planned-stop
+// marker, while a container shutdown records nothing.
+func TestReconcileAcrossRestarts(t *testing.T) {
+	testprog.ExposeBinary(t)
+	home := writeHome(t)
+	cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
+	boot := func() *initProc {
+		p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}})
+		p.waitOutput("main started", true)
+		return p
+	}
+
+	p := boot()
+	p.waitOutput("[gateway-default] gateway up", false)
+	p.waitOutput("[gateway-coder] gateway up", false)
+	for name, want := range map[string]string{"gateway-default": "up", "gateway-coder": "up", "gateway-idle": "down", "gateway-broken": "down"} {
+		if state, _ := p.statusOf(name); state != want {
+			t.Errorf("first boot: %s is %q, want %q", name, state, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(home, "profiles/coder/gateway.pid")); !os.IsNotExist(err) {
+		t.Errorf("stale gateway.pid not removed: %v", err)
+	}
+	if code, _, e := p.hsvc(member, "stop", "gateway-coder", "--wait=10s"); code != 0 {
+		t.Fatalf("hsvc stop as the hermes user: %d %s", code, e)
+	}
+	p.waitOutput("[gateway-coder] gateway stopped on request", false)
+	coder := readJSON(t, filepath.Join(home, "profiles/coder/gateway_state.json"))
+	if coder["desired_state"] != "stopped" || coder["gateway_state"] != "stopped" || coder["updated_at"] == nil {
+		t.Errorf("after hsvc stop: %v", coder)
+	}
+	p.signal(syscall.SIGTERM)
+	p.wait(15 * time.Second)
+	p.waitOutput("[gateway-default] gateway interrupted", false)
+	root := readJSON(t, filepath.Join(home, "gateway_state.json"))
+	if root["gateway_state"] != "running" || root["desired_state"] != nil || fmt.Sprint(root["extra"]) != "map[keep:[1 2]]" {
+		t.Errorf("container shutdown changed the root state: %v", root)
+	}
+
+	p = boot() // docker restart
+	p.waitOutput("[gateway-default] gateway up", false)
+	for name, want := range map[string]string{"gateway-default": "up", "gateway-coder": "down", "gateway-idle": "down"} {
+		if state, _ := p.statusOf(name); state != want {
+			t.Errorf("after restart: %s is %q, want %q", name, state, want)
+		}
+	}
+	log, _ := os.ReadFile(filepath.Join(home, "logs/container-boot.log"))
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	var got []string
+	for _, l := range lines {
+		_, rest, _ := strings.Cut(l, " ")
+		got = append(got, rest)
+	}
+	want := []string{
+		"profile=default prior_state=running action=started",
+		"profile=broken prior_state=none action=registered",
+		"profile=coder prior_state=running action=started",
+		"profile=idle prior_state=stopped action=registered",
+		"profile=default prior_state=running action=started",
+		"profile=broken prior_state=none action=registered",
+		"profile=coder prior_state=stopped action=registered",
+		"profile=idle prior_state=stopped action=registered",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("boot log:\n%s\nwant (after the timestamp):\n%s", log, strings.Join(want, "\n"))
+	}
+	if fi, err := os.Stat(filepath.Join(home, "logs/container-boot.log")); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 10000 {
+		t.Errorf("boot log not owned by the hermes user: %v", err)
+	}
+}
+
+// The container environment dir: written at boot with tight modes, changed
+// by a boot hook, read afresh by every start, and by with-contenv.
+func TestEnvDirAndBootHooks(t *testing.T) {
+	testprog.ExposeBinary(t)
+	cfg := fmt.Sprintf(`user: "10000:10000"
+boot:
+  - name: greet
+    command: [/bin/sh, -c, 'printf bonjour > "$HINIT_RUNTIME_DIR/env/GREETING"']
+  - name: optional
+    command: [/bin/sh, -c, 'exit 5']
+    on_failure: continue
+services:
+  who: {command: %s, restart: never}
+`, prog("whoami"))
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"EMPTY=", "A=1"}})
+	p.waitOutput("GREETING=bonjour", false)
+	dir := filepath.Join(p.dir, "run", "env")
+	checkMode(t, dir, 0o750|os.ModeDir, 0, 10000)
+	checkMode(t, filepath.Join(dir, "A"), 0o640, 0, 10000)
+	if b, err := os.ReadFile(filepath.Join(dir, "EMPTY")); err != nil || len(b) != 0 {
+		t.Errorf("empty variable not kept: %q %v", b, err)
+	}
+	if !strings.Contains(p.stderr.String(), `boot hook failed: going on (on_failure: continue) hook=optional err="exit status 5"`) {
+		t.Errorf("no continue line:\n%s", p.stderr)
+	}
+	self := testprog.Command("x")[0]
+	cmd := exec.Command(self, "with-contenv", "/bin/sh", "-c", "echo $GREETING")
+	cmd.Env = []string{"HINIT_TEST_AS_INIT=1", "HINIT_RUNTIME_DIR=" + filepath.Join(p.dir, "run")}
+	if out, err := cmd.Output(); err != nil || string(out) != "bonjour\n" {
+		t.Errorf("with-contenv: %q %v", out, err)
+	}
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
+}
+
+func TestBootHookStopsTheContainer(t *testing.T) {
+	cfg := "boot:\n  - {name: setup, command: [/bin/sh, -c, 'exit 7']}\n  - {name: never, command: [/bin/sh, -c, 'echo ran-after']}\n"
+	p, code := runInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}})
+	if code != 7 || strings.Contains(p.stdout.String(), "ran-after") {
+		t.Errorf("failed boot hook: exit %d, stdout %q; want 7 and nothing after it", code, p.stdout)
+	}
+	cfg = "boot:\n  - {name: slow, command: [sleep, '60'], timeout: 200ms}\n"
+	if _, code := runInit(t, initOpts{config: cfg, args: []string{"true"}}); code != 124 {
+		t.Errorf("timed-out boot hook: exit %d, want 124", code)
+	}
+}
+
+func checkMode(t *testing.T, path string, mode os.FileMode, uid, gid uint32) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode() != mode || st.Uid != uid || st.Gid != gid {
+		t.Errorf("%s: %v %d:%d, want %v %d:%d", path, fi.Mode(), st.Uid, st.Gid, mode, uid, gid)
+	}
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}

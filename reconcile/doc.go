@@ -1,0 +1,66 @@
+// Package reconcile makes `docker restart` invisible to gateways (SPEC §5):
+// at boot, before any service starts, it publishes one scandir slot
+// gateway-<profile> per hermes profile, up when the profile's gateway was
+// meant to be running and down (a `down` file) otherwise, removes the PID
+// files a previous container left, and appends what it did to
+// $HERMES_HOME/logs/container-boot.log.
+//
+// It also owns Publish, the one way a slot is built and renamed into the
+// scandir, which `hsvc register` uses too.
+//
+// Everything here runs with the rights of the hermes user: hinit calls Run
+// inside asuser.Do. Run starts no goroutine, so all its work stays on the
+// thread that carries that identity. On top of that it never follows a
+// symlink inside $HERMES_HOME: a planted link is skipped or replaced and
+// reported, the file it points to is never read or written.
+package reconcile
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// Errors of Publish and Run.
+var (
+	ErrInvalid = errors.New("invalid name") // a template, instance or env key that cannot be published
+	ErrExists  = errors.New("already registered")
+)
+
+// Options are the inputs of Run.
+type Options struct {
+	Home      string           // $HERMES_HOME, the root profile's dir; symlinks in this path itself are resolved once
+	Scandir   string           // where slots are published
+	Template  string           // template the slots name, e.g. "gateway"
+	Bootstrap string           // $HERMES_GATEWAY_BOOTSTRAP_STATE; "running" seeds the root gateway_state.json
+	Now       func() time.Time // nil: time.Now
+	Logger    *slog.Logger     // nil: discard
+}
+
+// Action is what Run did for one profile, for hinit's log.
+type Action struct {
+	Profile string // "default" for $HERMES_HOME itself
+	Prior   string // desired state read, or "none"
+	Start   bool   // published up (no down file)
+	Warning string // why the slot is down despite no state saying so, or "" when all went well
+}
+
+// Label is the action word of the boot log: "started" or "registered".
+func (a Action) Label() string {
+	if a.Start {
+		return "started"
+	}
+	return "registered"
+}
+
+// Names of the files reconcile reads, removes and writes.
+const (
+	DefaultProfile = "default"
+	StateFile      = "gateway_state.json"
+	SoulFile       = "SOUL.md" // marks a real profile dir
+	BootLog        = "container-boot.log"
+	bootLogMax     = 256 << 10 // rotate to BootLog+".1" at this size
+)
+
+// staleFiles hold PIDs of a previous container's namespace.
+var staleFiles = []string{"gateway.pid", "processes.json"}

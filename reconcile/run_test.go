@@ -1,0 +1,218 @@
+package reconcile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	w := newWorld(t)
+	writeFile(t, filepath.Join(w.home, StateFile), `{"gateway_state":"running","pid":9}`)
+	writeFile(t, filepath.Join(w.home, "gateway.pid"), `{"pid":9}`)
+	writeFile(t, filepath.Join(w.home, "processes.json"), `[]`)
+	coder := w.profile(t, "coder", `{"gateway_state":"running"}`)
+	writeFile(t, filepath.Join(coder, "gateway.pid"), "42")
+	w.profile(t, "writer", `{"gateway_state":"running","desired_state":"stopped"}`)
+	w.profile(t, "drain", `{"gateway_state":"draining"}`)
+	w.profile(t, "failed", `{"gateway_state":"startup_failed"}`)
+	w.profile(t, "fresh", "")
+	broken := w.profile(t, "broken", `{"gateway_state":`)
+	w.profile(t, "default", `{"gateway_state":"running"}`)
+	w.profile(t, "Bad.Name", `{"gateway_state":"running"}`)
+	w.profile(t, strings.Repeat("x", 251-len("gateway-")+1), `{"gateway_state":"running"}`)
+	longest := strings.Repeat("y", 251-len("gateway-"))
+	w.profile(t, longest, `{"gateway_state":"running"}`)
+	mkdir(t, filepath.Join(w.home, "profiles", "nosoul"))
+	writeFile(t, filepath.Join(w.home, "profiles", "file"), "")
+
+	actions, err := w.run(t, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		profile string
+		prior   string
+		start   bool
+		warning string // substring; "" = no warning
+	}{
+		{"default", "running", true, ""},
+		{"broken", "none", false, broken + "/gateway_state.json: corrupt state file"},
+		{"coder", "running", true, ""},
+		{"drain", "running", true, ""},
+		{"failed", "startup_failed", false, ""},
+		{"fresh", "none", false, "gateway_state.json: no such file"},
+		{"writer", "stopped", false, ""},
+		{longest, "running", true, ""},
+	}
+	if len(actions) != len(tests) {
+		t.Fatalf("got %d actions %+v, want %d", len(actions), actions, len(tests))
+	}
+	var wantLog strings.Builder
+	for i, tc := range tests {
+		a := actions[i]
+		if a.Profile != tc.profile || a.Prior != tc.prior || a.Start != tc.start ||
+			(tc.warning == "") != (a.Warning == "") || !strings.Contains(a.Warning, tc.warning) {
+			t.Errorf("action %d = %+v, want %+v", i, a, tc)
+		}
+		yaml, down := w.slot(t, "gateway-"+tc.profile)
+		if want := "template: gateway\ninstance: " + tc.profile + "\n"; yaml != want || down == tc.start {
+			t.Errorf("slot %s = %q down=%v, want %q down=%v", tc.profile, yaml, down, want, !tc.start)
+		}
+		wantLog.WriteString("2026-05-21T06:18:05+0000 profile=" + tc.profile + " prior_state=" + tc.prior +
+			" action=" + a.Label() + "\n")
+	}
+	if got := readString(t, filepath.Join(w.home, "logs", BootLog)); got != wantLog.String() {
+		t.Errorf("boot log =\n%s\nwant\n%s", got, wantLog.String())
+	}
+	if n := len(entries(t, w.scan)); n != len(tests) {
+		t.Errorf("scandir holds %d entries %v, want %d (no temporaries)", n, entries(t, w.scan), len(tests))
+	}
+	for _, p := range []string{"gateway.pid", "processes.json", "profiles/coder/gateway.pid"} {
+		if _, err := os.Lstat(filepath.Join(w.home, p)); !os.IsNotExist(err) {
+			t.Errorf("%s not removed: %v", p, err)
+		}
+	}
+	logs := w.logs.String()
+	for _, skipped := range []string{"profiles/default", "profiles/Bad.Name", "profiles/xxx"} {
+		if countLines(logs, skipped) != 1 {
+			t.Errorf("want one warning about %s in\n%s", skipped, logs)
+		}
+	}
+	if strings.Contains(logs, "nosoul") || strings.Contains(logs, "profiles/file") {
+		t.Errorf("dirs without SOUL.md should be skipped silently:\n%s", logs)
+	}
+}
+
+func TestRunBootstrap(t *testing.T) {
+	tests := []struct {
+		name      string
+		existing  string // root gateway_state.json; "" = absent
+		bootstrap string
+		wantFile  string // "" = absent
+		wantStart bool
+	}{
+		{"seeds when absent", "", "running", `{"gateway_state":"running"}`, true},
+		{"keeps stopped", `{"gateway_state":"stopped"}`, "running", `{"gateway_state":"stopped"}`, false},
+		{"not asked", "", "", "", false},
+		{"other value", "", "stopped", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			p := filepath.Join(w.home, StateFile)
+			if tc.existing != "" {
+				writeFile(t, p, tc.existing)
+			}
+			actions, err := w.run(t, false, tc.bootstrap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(p)
+			if string(got) != tc.wantFile {
+				t.Errorf("state file = %q, want %q", got, tc.wantFile)
+			}
+			if len(actions) != 1 || actions[0].Start != tc.wantStart {
+				t.Errorf("actions = %+v, want default start=%v", actions, tc.wantStart)
+			}
+		})
+	}
+}
+
+func TestBootLogRotation(t *testing.T) {
+	tests := []struct {
+		name    string
+		size    int
+		rotated bool
+	}{
+		{"empty", 0, false},
+		{"just below", bootLogMax - 1, false},
+		{"at limit", bootLogMax, true},
+		{"above", bootLogMax + 4096, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			mkdir(t, filepath.Join(w.home, "logs"))
+			p := filepath.Join(w.home, "logs", BootLog)
+			old := strings.Repeat("o", tc.size)
+			writeFile(t, p, old)
+			writeFile(t, p+".1", "older")
+			if _, err := w.run(t, false, ""); err != nil {
+				t.Fatal(err)
+			}
+			line := "2026-05-21T06:18:05+0000 profile=default prior_state=none action=registered\n"
+			wantLog, wantOne := old+line, "older"
+			if tc.rotated {
+				wantLog, wantOne = line, old
+			}
+			if got := readString(t, p); got != wantLog {
+				t.Errorf("log holds %d bytes, want %d", len(got), len(wantLog))
+			}
+			if got := readString(t, p+".1"); got != wantOne {
+				t.Errorf("log.1 holds %d bytes, want %d", len(got), len(wantOne))
+			}
+		})
+	}
+}
+
+// A slot that already exists (a boot hook made it) is kept and reported.
+func TestRunExistingSlot(t *testing.T) {
+	w := newWorld(t)
+	mkdir(t, filepath.Join(w.scan, "gateway-default"))
+	writeFile(t, filepath.Join(w.scan, "gateway-default", "service.yaml"), "command: [x]\n")
+	actions, err := w.run(t, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(actions) != 1 || !strings.Contains(actions[0].Warning, "already exists") {
+		t.Errorf("actions = %+v", actions)
+	}
+	if got := readString(t, filepath.Join(w.scan, "gateway-default", "service.yaml")); got != "command: [x]\n" {
+		t.Errorf("existing slot changed: %q", got)
+	}
+}
+
+// A scandir hermes cannot write fails every profile with an error that
+// says why, and no action is claimed.
+func TestRunScandirNotWritable(t *testing.T) {
+	w := newWorld(t)
+	os.Chown(w.scan, 0, 0)
+	actions, err := w.run(t, false, "")
+	if !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("err = %v, want permission denied", err)
+	}
+	if len(actions) != 0 {
+		t.Errorf("actions = %+v, want none", actions)
+	}
+}
+
+func TestRunOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"relative home", Options{Home: "home", Scandir: "/run/service", Template: "gateway"}},
+		{"relative scandir", Options{Home: "/opt/data", Scandir: "svc", Template: "gateway"}},
+		{"no template", Options{Home: "/opt/data", Scandir: "/run/service"}},
+		{"bad template", Options{Home: "/opt/data", Scandir: "/run/service", Template: "../x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Run(tc.opts); err == nil {
+				t.Error("Run accepted bad options")
+			}
+		})
+	}
+}
+
+func TestActionLabel(t *testing.T) {
+	got := []string{Action{Start: true}.Label(), Action{}.Label()}
+	if want := []string{"started", "registered"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("labels = %v, want %v", got, want)
+	}
+}
