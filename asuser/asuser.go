@@ -1,0 +1,102 @@
+// Package asuser lets hinit, which runs as root, touch files with the rights
+// of an unprivileged user and never root's: a log dir or $HERMES_HOME belongs
+// to the hermes user, and a symlink planted there must not make root write
+// anywhere.
+//
+// Linux keeps filesystem credentials (fsuid, fsgid, supplementary groups) per
+// thread. Do switches them on one dedicated OS thread, runs a function there
+// and lets the Go runtime destroy that thread afterwards, so no other
+// goroutine ever runs with the borrowed identity and the rest of hinit keeps
+// root's rights. The helpers MkdirAll, OpenFile and WriteFileAtomic refuse to
+// go through a symlink, so they are safe to use inside and outside Do.
+package asuser
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// ID is the filesystem identity Do switches to.
+type ID struct {
+	UID    int
+	GID    int
+	Groups []int // supplementary groups; nil means none
+}
+
+// Do runs fn with the filesystem rights of id and returns its error.
+//
+// When hinit is root, fn runs on a fresh goroutine locked to its OS thread;
+// that thread gets id's groups, fsgid and fsuid (the kernel drops the thread's
+// filesystem capabilities such as CAP_DAC_OVERRIDE when fsuid leaves 0). The
+// goroutine ends still locked, so the runtime destroys the thread instead of
+// reusing it. fn must not start goroutines that expect the identity: they run
+// on other threads, with root's rights. A panic in fn is re-raised in the
+// caller.
+//
+// When hinit is not root (docker run --user, OpenShift's random uid) it cannot
+// switch: fn runs on the caller's goroutine with the process's own rights.
+// Those are the rights of an unprivileged user already, which is the point.
+func Do(id ID, fn func() error) error {
+	if unix.Geteuid() != 0 {
+		return fn()
+	}
+	done := make(chan result, 1)
+	go runLocked(id, fn, done)
+	r := <-done
+	if r.panic != nil {
+		panic(r.panic)
+	}
+	return r.err
+}
+
+// result is what fn returned, or the panic it raised.
+type result struct {
+	err   error
+	panic any
+}
+
+// runLocked locks the calling goroutine to an OS thread other than the
+// main one and runs fn there as id. There is no UnlockOSThread: the thread's
+// credentials get tainted and it must die with this goroutine.
+func runLocked(id ID, fn func() error, done chan<- result) {
+	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		runAs(id, fn, done)
+		return
+	}
+	// The runtime never destroys the main thread: it would park it forever
+	// with id's credentials, shown in /proc/<pid>/status. Hand over to a
+	// goroutine that cannot land here, since this one holds the main thread
+	// until the other has locked its own.
+	locked := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		close(locked)
+		runAs(id, fn, done)
+	}()
+	<-locked
+	runtime.UnlockOSThread()
+}
+
+// errGoexit reports an fn that called runtime.Goexit (t.FailNow, say).
+var errGoexit = errors.New("function exited its goroutine")
+
+// runAs switches the calling thread, locked by the caller, to id, runs fn
+// there and sends how it ended.
+func runAs(id ID, fn func() error, done chan<- result) {
+	r := result{err: errGoexit}
+	defer func() {
+		if p := recover(); p != nil {
+			r = result{panic: p}
+		}
+		done <- r
+	}()
+	if err := switchThread(id); err != nil {
+		r.err = fmt.Errorf("switch to uid %d gid %d: %w", id.UID, id.GID, err)
+		return
+	}
+	r.err = fn()
+}

@@ -1,0 +1,165 @@
+package asuser
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestDoCreatesFilesAsUser(t *testing.T) {
+	requireRoot(t)
+	tests := []struct {
+		name string
+		id   ID
+	}{
+		{"uid and gid", alice},
+		{"different gid", ID{UID: 10001, GID: 10002}},
+		{"with groups", ID{UID: 10000, GID: 10000, Groups: []int{10003, 10004}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := userDir(t, baseDir(t), "home", tc.id, 0o755)
+			p := filepath.Join(dir, "f")
+			err := Do(tc.id, func() error {
+				return os.WriteFile(p, []byte("x"), 0o644)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sys := st.Sys().(*syscall.Stat_t)
+			if int(sys.Uid) != tc.id.UID || int(sys.Gid) != tc.id.GID {
+				t.Fatalf("file owned by %d:%d, want %d:%d", sys.Uid, sys.Gid, tc.id.UID, tc.id.GID)
+			}
+		})
+	}
+}
+
+func TestDoDropsRootRights(t *testing.T) {
+	requireRoot(t)
+	base := baseDir(t) // root-owned 0755
+	err := Do(alice, func() error {
+		return os.WriteFile(filepath.Join(base, "f"), nil, 0o644)
+	})
+	if !errors.Is(err, syscall.EACCES) {
+		t.Fatalf("writing into a root-owned 0755 dir as uid %d: got %v, want EACCES", alice.UID, err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "f")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("file exists after a refused write: %v", err)
+	}
+}
+
+func TestDoSetsGroups(t *testing.T) {
+	requireRoot(t)
+	shared := ID{UID: 0, GID: 10005}
+	tests := []struct {
+		name    string
+		id      ID
+		wantErr error
+	}{
+		{"member of the dir's group", ID{UID: 10000, GID: 10000, Groups: []int{10005}}, nil},
+		{"not a member", alice, syscall.EACCES},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := userDir(t, baseDir(t), "shared", shared, 0o770)
+			err := Do(tc.id, func() error {
+				return os.WriteFile(filepath.Join(dir, "f"), nil, 0o644)
+			})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("got %v, want %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestDoSetsThreadIdentity(t *testing.T) {
+	requireRoot(t)
+	var uid, gid int
+	err := Do(bob, func() error {
+		uid, gid = threadFS(t)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid != bob.UID || gid != bob.GID {
+		t.Fatalf("thread fsuid:fsgid = %d:%d, want %d:%d", uid, gid, bob.UID, bob.GID)
+	}
+}
+
+// TestCallerKeepsRootRights: the switched threads die, so the caller and
+// every thread left in the process still have root's filesystem rights.
+func TestCallerKeepsRootRights(t *testing.T) {
+	requireRoot(t)
+	private := userDir(t, baseDir(t), "private", alice, 0o700)
+	for i := 0; i < 20; i++ {
+		if err := Do(alice, func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Only CAP_DAC_OVERRIDE lets root write into alice's 0700 dir.
+	if err := os.WriteFile(filepath.Join(private, "by-root"), nil, 0o600); err != nil {
+		t.Fatalf("caller lost root's rights after Do: %v", err)
+	}
+	waitFor(t, "switched threads to exit", func() bool {
+		for _, uid := range fsuids(t) {
+			if uid != 0 {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second)
+}
+
+func TestDoConcurrent(t *testing.T) {
+	requireRoot(t)
+	base := baseDir(t)
+	dirs := make([]string, 100)
+	for i := range dirs {
+		id := ID{UID: 10000 + i, GID: 10000 + i}
+		dirs[i] = userDir(t, base, fmt.Sprint(i), id, 0o700)
+	}
+	var wg sync.WaitGroup
+	for i, dir := range dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := ID{UID: 10000 + i, GID: 10000 + i}
+			err := Do(id, func() error {
+				if uid, gid := threadFS(t); uid != id.UID || gid != id.GID {
+					return fmt.Errorf("thread has %d:%d, want %d:%d", uid, gid, id.UID, id.GID)
+				}
+				// Only id may write into its 0700 dir.
+				return os.WriteFile(filepath.Join(dir, "f"), nil, 0o600)
+			})
+			if err != nil {
+				t.Errorf("uid %d: %v", id.UID, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestDoPropagates(t *testing.T) {
+	requireRoot(t)
+	errX := errors.New("x")
+	if err := Do(alice, func() error { return errX }); !errors.Is(err, errX) {
+		t.Fatalf("error: got %v, want %v", err, errX)
+	}
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Fatalf("recovered %v, want boom", p)
+		}
+	}()
+	Do(alice, func() error { panic("boom") })
+}

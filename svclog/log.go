@@ -1,0 +1,177 @@
+// Package svclog is the logger of one supervised service: it reads the
+// service's stdout and stderr from a pipe and writes them, line by line with
+// a timestamp, to <dir>/current (rotated s6-log style) and, when asked, to
+// the container's console as "[name] line".
+//
+// The write end of the pipe is handed to every instance of the service and
+// outlives restarts, so no line is lost between instances. The service is
+// never blocked by its log: a reader goroutine moves lines from the pipe
+// into a bounded queue per output, and one writer goroutine per output
+// drains it. When an output is slow, stalled or failing, lines are dropped
+// and counted; the next line that can be written is preceded by
+//
+//	hinit: N lines lost (reason)
+//
+// and Lost reports the total.
+//
+//	service ──pipe──▶ reader ──queue──▶ file writer    ──▶ <dir>/current, @<time>.s
+//	                         └─queue──▶ console writer ──▶ Console ("[name] line")
+//
+// Everything waits in Go's netpoller or on channels: an idle Log holds no OS
+// thread, so a thousand services do not cost a thousand threads.
+package svclog
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"hinit/asuser"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultMaxSize = 1 << 20 // bytes of current before rotation
+	DefaultKeep    = 10      // archives kept
+)
+
+// Options configure a Log.
+type Options struct {
+	Name    string // service name, the console prefix and the svc attribute
+	Dir     string // log dir; "" means no log file
+	MaxSize int64  // rotate current when a line would take it past this; 0 = DefaultMaxSize
+	Keep    int    // archives kept; 0 = DefaultKeep, negative = none
+	// Console gets a copy of each line as "[name] line\n", in one Write
+	// call per line; nil means no copy. It is shared by all services, so
+	// it must be safe for concurrent use and must not interleave two
+	// Writes: an *os.File is (Go serializes Writes on one File and writes
+	// each fully), and Serialize makes any writer so.
+	Console io.Writer
+	// Owner is the identity the log dir and files are created and
+	// renamed with (through asuser.Do, never following a symlink).
+	Owner  asuser.ID
+	Logger *slog.Logger     // hinit's own log; nil = discard
+	Now    func() time.Time // clock for timestamps and retries; nil = time.Now
+}
+
+// Log is the logger of one service. Its methods are safe for concurrent use.
+type Log struct {
+	opts   Options
+	r, w   *os.File
+	outs   []*output
+	done   chan struct{} // closed when the reader and every output are finished
+	closeW sync.Once
+}
+
+// New creates the pipe and starts the goroutines of a Log. Nothing is
+// created on disk before the first line.
+func New(opts Options) (*Log, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("log %s: create pipe: %w", opts.Name, err)
+	}
+	l := &Log{opts: opts, r: r, w: w, done: make(chan struct{})}
+	log := opts.Logger.With("svc", opts.Name)
+	if opts.Dir != "" {
+		l.outs = append(l.outs, newOutput("file", newFileWriter(opts, log), log))
+	}
+	if opts.Console != nil {
+		l.outs = append(l.outs, newOutput("console", consoleWriter{opts.Console, "[" + opts.Name + "] "}, log))
+	}
+	go l.run(log)
+	return l, nil
+}
+
+// Writer is the write end of the pipe, to be given to every instance of the
+// service as its stdout and stderr. Passing it to a child calls Fd, which
+// puts it in blocking mode: that is what children expect, and the read end
+// hinit keeps is a separate file description that stays non-blocking.
+func (l *Log) Writer() *os.File { return l.w }
+
+// Path is the file being written, <dir>/current, or "" without a dir.
+func (l *Log) Path() string {
+	if l.opts.Dir == "" {
+		return ""
+	}
+	return filepath.Join(l.opts.Dir, currentName)
+}
+
+// Lost is the number of lines that could not be written, summed over the
+// outputs: a line missed by both the file and the console counts twice.
+func (l *Log) Lost() uint64 {
+	var n uint64
+	for _, o := range l.outs {
+		n += o.lost.Load()
+	}
+	return n
+}
+
+// Close closes hinit's copy of the write end and waits until every process
+// holding the other copies (instances, their children) has closed it, and
+// every line read has been written, the last unterminated one included. When
+// ctx ends first, reading stops once what is already in the pipe is read,
+// those lines keep being written in the background, and Close returns ctx's
+// error.
+func (l *Log) Close(ctx context.Context) error {
+	l.closeW.Do(func() { l.w.Close() })
+	select {
+	case <-l.done:
+		return nil
+	case <-ctx.Done():
+		select {
+		case <-l.done: // finished too: that wins
+			return nil
+		default:
+		}
+		l.r.SetReadDeadline(time.Unix(1, 0))
+		return fmt.Errorf("close log %s: %w", l.opts.Name, context.Cause(ctx))
+	}
+}
+
+// run reads lines until the pipe is closed, then waits for the outputs.
+func (l *Log) run(log *slog.Logger) {
+	var wg sync.WaitGroup
+	for _, o := range l.outs {
+		wg.Go(o.run)
+	}
+	err := readLines(&pipeReader{f: l.r}, l.opts.Now, func(ln line) {
+		for _, o := range l.outs {
+			o.push(ln)
+		}
+	})
+	if err != nil {
+		log.Warn("log reading stopped", "err", err)
+	}
+	l.r.Close()
+	for _, o := range l.outs {
+		o.q.close()
+	}
+	wg.Wait()
+	close(l.done)
+}
+
+// Serialize wraps w so that concurrent Writes never interleave, for a
+// Console that is not an *os.File.
+func Serialize(w io.Writer) io.Writer { return &lockedWriter{w: w} }
+
+type lockedWriter struct {
+	mu sync.Mutex // serializes Writes to w
+	w  io.Writer
+}
+
+func (lw *lockedWriter) Write(p []byte) (int, error) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.w.Write(p)
+}

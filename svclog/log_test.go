@@ -1,0 +1,188 @@
+package svclog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLinesArriveInOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs", "svc")
+	var console bytes.Buffer
+	l := newLog(t, Options{Dir: dir, Console: Serialize(&console)})
+	sh(t, l.Writer(), `for i in $(seq 1 1000); do echo line $i; done`)
+	closeLog(t, l)
+
+	es := readEntries(t, l.Path())
+	var want, wantConsole []string
+	for i := 1; i <= 1000; i++ {
+		want = append(want, fmt.Sprintf("line %d", i))
+		wantConsole = append(wantConsole, fmt.Sprintf("[svc] line %d", i))
+	}
+	if !slices.Equal(texts(es), want) {
+		t.Fatalf("file lines differ from what was written:\n%q", texts(es))
+	}
+	for i := 1; i < len(es); i++ {
+		if es[i].t.Before(es[i-1].t) {
+			t.Fatalf("timestamps go back at line %d: %v after %v", i+1, es[i].t, es[i-1].t)
+		}
+	}
+	if got := strings.Split(strings.TrimSuffix(console.String(), "\n"), "\n"); !slices.Equal(got, wantConsole) {
+		t.Fatalf("console lines differ from what was written:\n%q", got)
+	}
+	if l.Lost() != 0 {
+		t.Fatalf("lost %d lines", l.Lost())
+	}
+}
+
+func TestTimestampFormat(t *testing.T) {
+	clock := newClock()
+	dir := t.TempDir()
+	l := newLog(t, Options{Dir: dir, Now: clock.Now})
+	l.Writer().WriteString("hello\n")
+	closeLog(t, l)
+	b, _ := os.ReadFile(l.Path())
+	if want := "2026-05-21T06:18:05.123456Z hello\n"; string(b) != want {
+		t.Fatalf("got %q, want %q", b, want)
+	}
+}
+
+func TestSplitting(t *testing.T) {
+	long := strings.Repeat("a", MaxLine)
+	tests := []struct {
+		name  string
+		input string
+		want  []string
+	}{
+		{"unterminated last line", "one\ntwo", []string{"one", "two"}},
+		{"empty lines kept", "one\n\n\ntwo\n", []string{"one", "", "", "two"}},
+		{"just under the limit", long[1:] + "\nb\n", []string{long[1:], "b"}},
+		{"exactly the limit", long + "\nb\n", []string{long, "b"}},
+		{"over the limit", long + "bc\nd\n", []string{long, "bc", "d"}},
+		{"twice the limit", long + long + "\n", []string{long, long}},
+		{"nothing", "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var console bytes.Buffer
+			l := newLog(t, Options{Name: "x", Console: Serialize(&console)})
+			if _, err := l.Writer().WriteString(tc.input); err != nil {
+				t.Fatal(err)
+			}
+			closeLog(t, l)
+			var want string
+			for _, w := range tc.want {
+				want += "[x] " + w + "\n"
+			}
+			if console.String() != want {
+				t.Fatalf("got %.200q, want %.200q", console.String(), want)
+			}
+		})
+	}
+}
+
+// TestConsoleLinesDoNotInterleave: lines from several services sharing one
+// console come out whole.
+func TestConsoleLinesDoNotInterleave(t *testing.T) {
+	cr, cw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(cr)
+		got <- b
+	}()
+	const services, lines, width = 8, 300, 6000
+	logs := make([]*Log, services)
+	for i := range logs {
+		logs[i] = newLog(t, Options{Name: fmt.Sprint("s", i), Console: cw})
+	}
+	done := make(chan struct{})
+	for _, l := range logs {
+		go func() {
+			produce(t, l.Writer(), lines, width)
+			closeLog(t, l)
+			done <- struct{}{}
+		}()
+	}
+	for range logs {
+		<-done
+	}
+	cw.Close()
+	count, reported := 0, 0
+	for _, ln := range strings.Split(strings.TrimSuffix(string(<-got), "\n"), "\n") {
+		name, text, _ := strings.Cut(ln, " ")
+		if n, ok := lostReport(text); ok && strings.HasPrefix(name, "[s") {
+			reported += n
+			continue
+		}
+		if !strings.HasPrefix(name, "[s") || len(text) != width || !strings.HasPrefix(text, "line ") {
+			t.Fatalf("mangled console line %.80q", ln)
+		}
+		count++
+	}
+	if count+reported != services*lines || reported != int(lost(logs)) {
+		t.Fatalf("%d lines on the console, %d reported lost, Lost %d, want %d in all", count, reported, lost(logs), services*lines)
+	}
+}
+
+// lostReport parses "hinit: N lines lost (reason)".
+func lostReport(text string) (int, bool) {
+	var n int
+	_, err := fmt.Sscanf(text, "hinit: %d lines lost (", &n)
+	return n, err == nil
+}
+
+func lost(logs []*Log) (n uint64) {
+	for _, l := range logs {
+		n += l.Lost()
+	}
+	return n
+}
+
+// TestCloseWaitsForEveryWriter: the log ends when the last holder of the
+// write end (here a grandchild outliving its parent) is gone; when ctx ends
+// first, Close gives up and stops reading, after what is already in the pipe.
+func TestCloseWaitsForEveryWriter(t *testing.T) {
+	var console bytes.Buffer
+	l := newLog(t, Options{Name: "x", Console: Serialize(&console)})
+	release, hold, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	cmd := exec.Command("/bin/sh", "-c", `(read x; echo grandchild done) <&3 & echo parent done`)
+	cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = l.Writer(), l.Writer(), []*os.File{release}
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	release.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close with a grandchild alive and ctx done: got %v, want context.Canceled", err)
+	}
+	hold.WriteString("go\n")
+	waitFor(t, "the reader to stop", func() bool {
+		select {
+		case <-l.done:
+			return true
+		default:
+			return false
+		}
+	}, 5*time.Second)
+	if !strings.HasPrefix(console.String(), "[x] parent done\n") {
+		t.Fatalf("console: %q", console.String())
+	}
+}

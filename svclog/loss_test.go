@@ -1,0 +1,167 @@
+package svclog
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSymlinkedCurrent: a symlink planted as <dir>/current is not followed;
+// the line is counted lost and reported once writing works again.
+func TestSymlinkedCurrent(t *testing.T) {
+	requireRoot(t)
+	home := userHome(t)
+	target := filepath.Join(filepath.Dir(home), "root-only")
+	if err := os.WriteFile(target, []byte("root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, "logs")
+	os.Mkdir(dir, 0o755)
+	os.Chown(dir, alice.UID, alice.GID)
+	current := filepath.Join(dir, currentName)
+	if err := os.Symlink(target, current); err != nil {
+		t.Fatal(err)
+	}
+	clock := newClock()
+	l := newLog(t, Options{Dir: dir, Owner: alice, Now: clock.Now})
+
+	fmt.Fprintln(l.Writer(), "lost")
+	waitFor(t, "the line to be counted lost", func() bool { return l.Lost() == 1 }, 5*time.Second)
+	if b, _ := os.ReadFile(target); string(b) != "root\n" {
+		t.Fatalf("symlink target changed to %q", b)
+	}
+
+	os.Remove(current)
+	clock.Add(retryEvery)
+	fmt.Fprintln(l.Writer(), "kept")
+	closeLog(t, l)
+	got := texts(readEntries(t, current))
+	want := []string{"hinit: 1 lines lost (open log: open " + current + ": path component is a symlink)", "kept"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("log holds %q, want %q", got, want)
+	}
+}
+
+// TestDirCreatedLater: a log dir that cannot be created at the first line
+// (here: its parent is not the Owner's yet) is retried later.
+func TestDirCreatedLater(t *testing.T) {
+	requireRoot(t)
+	home := userHome(t)
+	parent := filepath.Join(home, "logs")
+	os.Mkdir(parent, 0o755) // root's: alice cannot create the log dir
+	dir := filepath.Join(parent, "svc")
+	clock := newClock()
+	l := newLog(t, Options{Dir: dir, Owner: alice, Now: clock.Now})
+
+	fmt.Fprintln(l.Writer(), "one")
+	fmt.Fprintln(l.Writer(), "two")
+	waitFor(t, "the lines to be counted lost", func() bool { return l.Lost() == 2 }, 5*time.Second)
+	os.Chown(parent, alice.UID, alice.GID) // the operator fixes it
+	fmt.Fprintln(l.Writer(), "not yet")    // within retryEvery of the failure
+	waitFor(t, "the line to be counted lost", func() bool { return l.Lost() == 3 }, 5*time.Second)
+	clock.Add(retryEvery)
+	fmt.Fprintln(l.Writer(), "three")
+	closeLog(t, l)
+
+	got := texts(readEntries(t, l.Path()))
+	want := []string{"hinit: 3 lines lost (open log: open dir " + dir + ": permission denied)", "three"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("log holds %q, want %q", got, want)
+	}
+}
+
+// TestFullDisk: a full filesystem never blocks the service; the lines that
+// do not fit are counted, and reported once there is room again.
+func TestFullDisk(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tiny tmpfs to fill up: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	l := newLog(t, Options{Dir: dir, MaxSize: 1 << 20})
+
+	const lines, width = 5000, 100       // 650 KB: ten times the room
+	produce(t, l.Writer(), lines, width) // returns: the producer was not blocked
+	waitFor(t, "every line to be written or lost", func() bool {
+		return completeLines(t, l.Path())+int(l.Lost()) == lines
+	}, 10*time.Second)
+	if l.Lost() == 0 {
+		t.Fatal("no line lost on a full disk")
+	}
+
+	lost := l.Lost()
+	if err := os.Truncate(l.Path(), 0); err != nil { // room again
+		t.Fatal(err)
+	}
+	fmt.Fprintln(l.Writer(), "after")
+	closeLog(t, l)
+	want := []string{fmt.Sprintf("hinit: %d lines lost (write %s: no space left on device)", lost, l.Path()), "after"}
+	if got := texts(readEntries(t, l.Path())); !slices.Equal(got, want) {
+		t.Fatalf("log holds %q, want %q", got, want)
+	}
+}
+
+// completeLines counts the newline-terminated lines of a file that are not
+// loss reports.
+func completeLines(t *testing.T, path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n") - strings.Count(string(b), " hinit: ")
+}
+
+// TestStalledConsole: a console nobody reads blocks neither the service nor
+// the log file; what the console missed is counted and reported.
+func TestStalledConsole(t *testing.T) {
+	cr, cw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	defer cw.Close()
+	dir := t.TempDir()
+	l := newLog(t, Options{Name: "x", Dir: dir, MaxSize: 100 << 20, Console: cw})
+
+	const lines, width = 20000, 100 // 2 MB: far more than pipe and queue hold
+	produce(t, l.Writer(), lines, width)
+	file, console := l.outs[0], l.outs[1]
+	waitFor(t, "every line in the file", func() bool {
+		return completeLines(t, l.Path())+int(file.lost.Load()) == lines
+	}, 10*time.Second)
+	if console.lost.Load() == 0 {
+		t.Fatal("no line lost on a stalled console")
+	}
+	t.Logf("lines lost while the console stalled: file %d, console %d", file.lost.Load(), console.lost.Load())
+
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(cr)
+		got <- b
+	}()
+	closeLog(t, l) // the console drains now that it is read
+	cw.Close()
+	count, reported := 0, 0
+	for _, ln := range strings.Split(strings.TrimSuffix(string(<-got), "\n"), "\n") {
+		text, ok := strings.CutPrefix(ln, "[x] ")
+		if n, isReport := lostReport(text); ok && isReport {
+			reported += n
+			continue
+		}
+		if !ok || len(text) != width {
+			t.Fatalf("mangled console line %.80q", ln)
+		}
+		count++
+	}
+	if count+reported != lines || reported != int(console.lost.Load()) {
+		t.Fatalf("%d lines on the console, %d reported lost, %d counted, want %d in all", count, reported, console.lost.Load(), lines)
+	}
+}

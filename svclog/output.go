@@ -1,0 +1,112 @@
+package svclog
+
+import (
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// reasonQueueFull is the loss reason when an output could not keep up.
+const reasonQueueFull = "queue full: output too slow"
+
+// lineWriter is one destination of a Log's lines.
+type lineWriter interface {
+	// write writes the lines in order and returns how many were written
+	// whole; err says why the rest were not.
+	write(ls []line) (int, error)
+	close()
+}
+
+// output feeds one lineWriter from its queue and accounts for lost lines.
+type output struct {
+	kind string // "file" or "console", for hinit's log
+	q    *queue
+	w    lineWriter
+	log  *slog.Logger
+	lost atomic.Uint64 // lines lost so far, for Lost
+
+	// Owned by run: lines lost since the last one written, and why.
+	pending uint64
+	reason  string
+}
+
+func newOutput(kind string, w lineWriter, log *slog.Logger) *output {
+	return &output{kind: kind, q: newQueue(), w: w, log: log}
+}
+
+// push hands a line to the output without ever blocking.
+func (o *output) push(l line) {
+	if !o.q.push(l) {
+		o.lost.Add(1)
+	}
+}
+
+// run writes queued lines until the queue is closed and empty.
+func (o *output) run() {
+	defer o.w.close()
+	for {
+		batch, dropped, more := o.q.take()
+		for len(batch) > 0 {
+			// Lines dropped before batch[0] are reported before it.
+			o.miss(batch[0].dropped, reasonQueueFull, false)
+			k := 1
+			for k < len(batch) && batch[k].dropped == 0 {
+				k++
+			}
+			o.put(batch[:k])
+			batch = batch[k:]
+		}
+		if !more {
+			o.miss(dropped, reasonQueueFull, false)
+			o.put(nil)
+			return
+		}
+	}
+}
+
+// put writes run, preceded by the report of the lines lost before it.
+func (o *output) put(run []line) {
+	report := o.pending > 0
+	if report {
+		var t time.Time // zero: now
+		if len(run) > 0 {
+			t = run[0].t
+		}
+		msg := "hinit: " + strconv.FormatUint(o.pending, 10) + " lines lost (" + o.reason + ")"
+		run = append([]line{{t: t, text: []byte(msg)}}, run...)
+	}
+	if len(run) == 0 {
+		return
+	}
+	n, err := o.w.write(run)
+	if report {
+		run = run[1:]
+		if n > 0 {
+			o.log.Info("log writing resumed", "output", o.kind, "lost", o.pending)
+			o.pending, n = 0, n-1
+		}
+	}
+	if err != nil {
+		o.miss(uint64(len(run)-n), err.Error(), true)
+	}
+}
+
+// miss records n lost lines; count is false for lines push already
+// counted. The reason reported is the last error, or "queue full" when
+// there was none: the error is the cause an operator can act on.
+func (o *output) miss(n uint64, why string, count bool) {
+	if n == 0 {
+		return
+	}
+	if count {
+		o.lost.Add(n)
+	}
+	if o.pending == 0 {
+		o.log.Warn("log lines lost", "output", o.kind, "reason", why)
+		o.reason = why
+	} else if why != reasonQueueFull {
+		o.reason = why
+	}
+	o.pending += n
+}

@@ -1,0 +1,114 @@
+package svclog
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestRotation(t *testing.T) {
+	const lines, width = 1000, 20
+	entrySize := int64(len(stampLayout) + 1 + width + 1)
+	tests := []struct {
+		name         string
+		maxSize      int64
+		keep         int
+		wantArchives int
+	}{
+		{"keeps the newest", 10 * entrySize, 3, 3},
+		{"keeps all when there is room", 100 * entrySize, 100, 9},
+		{"size not a multiple of a line", 10*entrySize + entrySize/2, 3, 3},
+		{"keep none", 100 * entrySize, -1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := newLog(t, Options{Dir: dir, MaxSize: tc.maxSize, Keep: tc.keep})
+			produce(t, l.Writer(), lines, width)
+			closeLog(t, l)
+
+			names, err := archives(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(names) != tc.wantArchives {
+				t.Fatalf("%d archives %v, want %d", len(names), names, tc.wantArchives)
+			}
+			var all []entry
+			var bytes int64
+			for _, name := range append(names, currentName) {
+				p := filepath.Join(dir, name)
+				st, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Size() > tc.maxSize {
+					t.Fatalf("%s has %d bytes, more than %d", name, st.Size(), tc.maxSize)
+				}
+				bytes += st.Size()
+				all = append(all, readEntries(t, p)...)
+			}
+			// What is kept is the tail of what was written, every byte of it.
+			first := lines - len(all) + 1
+			for i, e := range all {
+				if want := padLine(first+i, width); e.text != want {
+					t.Fatalf("line %d of the kept logs is %q, want %q", i, e.text, want)
+				}
+			}
+			if want := int64(len(all)) * entrySize; bytes != want {
+				t.Fatalf("files hold %d bytes, want %d for %d lines", bytes, want, len(all))
+			}
+			if full := (tc.maxSize / entrySize) * entrySize; len(names) > 0 && bytes < full*int64(len(names)) {
+				t.Fatalf("archives are not full: %d bytes in %d archives of %d", bytes, len(names), full)
+			}
+		})
+	}
+}
+
+// TestOwner: the dir, current and the archives are created as the Owner
+// inside the Owner's dir, which root does not need to touch.
+func TestOwner(t *testing.T) {
+	requireRoot(t)
+	dir := filepath.Join(userHome(t), "logs", "svc")
+	l := newLog(t, Options{Dir: dir, MaxSize: 1000, Keep: 2, Owner: alice})
+	produce(t, l.Writer(), 100, 20)
+	closeLog(t, l)
+
+	names, _ := archives(dir)
+	if len(names) != 2 {
+		t.Fatalf("archives %v, want 2", names)
+	}
+	for _, p := range []string{filepath.Dir(dir), dir, l.Path(), filepath.Join(dir, names[0])} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := st.Sys().(*syscall.Stat_t)
+		if int(sys.Uid) != alice.UID || int(sys.Gid) != alice.GID {
+			t.Errorf("%s owned by %d:%d, want %d:%d", p, sys.Uid, sys.Gid, alice.UID, alice.GID)
+		}
+	}
+	if l.Lost() != 0 {
+		t.Fatalf("lost %d lines", l.Lost())
+	}
+}
+
+// TestArchiveNames: archives are named for the rotation time, s6-log style,
+// and stay distinct when the clock stands still.
+func TestArchiveNames(t *testing.T) {
+	clock := newClock()
+	dir := t.TempDir()
+	l := newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 10, Now: clock.Now})
+	for i := range 4 {
+		fmt.Fprintf(l.Writer(), "%s\n", strings.Repeat("x", 60+i))
+	}
+	closeLog(t, l)
+	names, _ := archives(dir)
+	want := "@20260521T061805.123456Z.s @20260521T061805.123457Z.s @20260521T061805.123458Z.s"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("archives %s, want %s", got, want)
+	}
+}
