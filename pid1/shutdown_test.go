@@ -104,3 +104,18 @@ func sigName(s syscall.Signal) string {
 	return map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGUSR1: "SIGUSR1",
 		syscall.SIGUSR2: "SIGUSR2", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGTERM: "SIGTERM"}[s]
 }
+
+// As PID 1, a process that escaped into its own session and ignores TERM is
+// swept up: TERM, then KILL at HINIT_SHUTDOWN_TIMEOUT; main's status stays
+// the container's.
+func TestStragglerSweptAtShutdown(t *testing.T) {
+	script := "setsid " + strings.Join(argv(prog("ignore-term")), " ") + " & sleep 0.2; exit 3"
+	p := startInit(t, initOpts{args: []string{"/bin/sh", "-c", script}, env: []string{"HINIT_SHUTDOWN_TIMEOUT=300ms"}})
+	code := p.wait(10 * time.Second)
+	if code != 3 {
+		t.Errorf("exit %d, want main's 3", code)
+	}
+	if !strings.Contains(p.stderr.String(), "processes left after the shutdown timeout: killing them") {
+		t.Errorf("straggler not killed by the sweep:\n%s", p.stderr)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -57,8 +58,12 @@ type Reaper struct {
 }
 
 // New subscribes to SIGCHLD at once, so it must be called before any child
-// exists. Run must then be started to do the reaping.
+// exists. Run must then be started to do the reaping. It also marks every
+// descriptor this process inherited (3 and up) close-on-exec, so that a
+// child gets exactly the descriptors Start is given and nothing hinit's own
+// parent left open (catatonit's close_fds_ge_than does the same).
 func New(log *slog.Logger) *Reaper {
+	sealInherited(log)
 	r := &Reaper{
 		log:     log,
 		sigchld: make(chan os.Signal, 1),
@@ -191,4 +196,23 @@ func (r *Reaper) deliver(pid int, ws unix.WaitStatus) {
 	}
 	delete(r.waiting, pid)
 	done <- st // buffered: never blocks
+}
+
+// sealInherited sets FD_CLOEXEC on every descriptor from 3 up. Descriptors
+// Go opens are close-on-exec already; inherited ones are not.
+func sealInherited(log *slog.Logger) {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Kernels before 5.11: walk the open descriptors.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		log.Warn("cannot list inherited descriptors; children may inherit them", "err", err)
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
 }

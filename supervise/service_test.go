@@ -26,6 +26,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "subreaper:", err)
 		os.Exit(1)
 	}
+	// A descriptor inherited without close-on-exec, as a careless parent
+	// of hinit may leave: no service may get it.
+	if _, err := syscall.Open(os.DevNull, syscall.O_RDONLY, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -305,4 +311,20 @@ func TestCannotExecute(t *testing.T) {
 	if st.LastExit.Code != 127 || !strings.Contains(st.Reason, `"no-such-program-anywhere": executable file not found`) {
 		t.Errorf("missing program: %+v", st)
 	}
+}
+
+// Services never get the terminal: each leads its own session with stdin on
+// /dev/null, and inherits no descriptor but 0, 1 and 2.
+func TestServiceSessionAndDescriptors(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	d := def("sess", "session")
+	d.Restart = config.RestartNever
+	d.Log.Dir = dir
+	waitState(t, f.add(d, true), StateExited)
+	want := "session-leader=true group-leader=true stdin=/dev/null fds=0,1,2\n"
+	testprog.WaitFor(t, 5*time.Second, want+" logged", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "current"))
+		return strings.HasSuffix(string(b), want)
+	})
 }

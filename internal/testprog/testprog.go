@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,6 +84,7 @@ var programs = map[string]func([]string) int{
 	"reaped":      reaped,
 	"tty":         ttyProg,
 	"gateway":     gateway,
+	"session":     session,
 }
 
 func atoi(s string) int {
@@ -369,4 +371,37 @@ func gateway(a []string) int {
 	write("running")
 	fmt.Println("gateway interrupted")
 	return 143
+}
+
+// session: prints whether it leads its own session and process group, and
+// what its stdin is, then exits 0.
+func session([]string) int {
+	sid, _ := unix.Getsid(0)
+	stdin, _ := os.Readlink("/proc/self/fd/0")
+	fmt.Printf("session-leader=%v group-leader=%v stdin=%s fds=%s\n",
+		sid == os.Getpid(), unix.Getpgrp() == os.Getpid(), stdin, inheritedFDs())
+	return 0
+}
+
+// inheritedFDs lists this process's descriptors except those the Go
+// runtime opens itself (epoll and eventfd of its netpoller, the cgroup CPU
+// limit files it watches) and the one reading /proc/self/fd.
+func inheritedFDs() string {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return err.Error()
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []string
+	for _, n := range names {
+		target, _ := os.Readlink("/proc/self/fd/" + n)
+		if strings.HasPrefix(target, "anon_inode:") || strings.HasPrefix(target, "/sys/fs/cgroup/") ||
+			n == strconv.Itoa(int(d.Fd())) {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
 }
