@@ -44,7 +44,7 @@ const (
 	timerKill              // stop timeout elapsed: SIGKILL the process group
 )
 
-func (r *runner) loop(ctx context.Context, up bool) {
+func (r *runner) loop(ctx context.Context, up bool, begun chan<- struct{}) {
 	defer close(r.done)
 	r.state, r.since = StateDown, time.Now()
 	if up {
@@ -53,6 +53,7 @@ func (r *runner) loop(ctx context.Context, up bool) {
 	} else {
 		r.set(StateDown, "registered down")
 	}
+	close(begun)
 	for !(r.removing && r.proc == nil) {
 		var exited <-chan reaper.Status
 		var ready <-chan struct{}

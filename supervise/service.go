@@ -74,8 +74,9 @@ type command struct {
 	reply     chan error
 }
 
-// newService starts the goroutine of a service defined by def. When up is
-// false it is registered down.
+// newService starts the goroutine of a service defined by def and returns
+// once its first start has been attempted, so services start in the order
+// they are added. When up is false it is registered down.
 func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *Service {
 	s := &Service{
 		name:    def.Name,
@@ -86,7 +87,9 @@ func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *
 	s.status = Status{Name: def.Name, State: StateDown, Want: wantWord(up), Since: time.Now(), Source: def.Source,
 		Essential: def.Essential, Protected: def.Protected}
 	r := &runner{Service: s, deps: deps, def: def}
-	go r.loop(ctx, up)
+	begun := make(chan struct{})
+	go r.loop(ctx, up, begun)
+	<-begun
 	return s
 }
 
