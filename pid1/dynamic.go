@@ -92,7 +92,7 @@ func (d *dynamic) apply(ev scandir.Event) {
 			existing.Update(def) // applies at its next start
 			return
 		}
-		if _, err := g.Add(def, !ev.Entry.Down); err != nil {
+		if _, err := g.Add(def, !ev.Entry.Down); err != nil && !errors.Is(err, supervise.ErrClosed) {
 			d.h.log.Error("cannot add service", "svc", ev.Name, "err", err)
 		}
 	}

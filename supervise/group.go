@@ -19,10 +19,14 @@ type Group struct {
 	services map[string]*Service // by name, guarded by mu
 	order    []string            // names in the order they were added, guarded by mu
 	changed  chan struct{}       // closed and replaced when a service is added or removed, guarded by mu
+	closed   bool                // shutting down: no service may be added, guarded by mu
 }
 
-// ErrExists is returned by Add for a name already in use.
-var ErrExists = errors.New("service already exists")
+// Errors of Add.
+var (
+	ErrExists = errors.New("service already exists")
+	ErrClosed = errors.New("shutting down: no new services")
+)
 
 // NewGroup returns an empty group whose services live until ctx ends.
 func NewGroup(ctx context.Context, deps *Deps) *Group {
@@ -47,6 +51,9 @@ func (g *Group) membershipChanged() {
 func (g *Group) Add(def *config.Service, up bool) (*Service, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.closed {
+		return nil, ErrClosed
+	}
 	if _, ok := g.services[def.Name]; ok {
 		return nil, ErrExists
 	}
@@ -94,8 +101,12 @@ func (g *Group) List() []*Service {
 
 // Shutdown sends every service its stop signal at once, with SIGKILL due at
 // its stop.timeout or at deadline, whichever comes first, and returns when
-// none of them runs any more or ctx ends.
+// none of them runs any more or ctx ends. From then on no service is added
+// and none starts again.
 func (g *Group) Shutdown(ctx context.Context, deadline time.Time) {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 	list := g.List()
 	var wg sync.WaitGroup
 	for _, s := range list {

@@ -27,6 +27,7 @@ type runner struct {
 	restarts int
 	lastExit *Exit
 	removing bool
+	final    bool // stopped for the container's shutdown: never starts again
 
 	timer    *time.Timer
 	timerFor timerKind
@@ -85,6 +86,9 @@ func (r *runner) loop(ctx context.Context, up bool, begun chan<- struct{}) {
 }
 
 func (r *runner) handle(c command) error {
+	if r.final && (c.op == opStart || c.op == opRestart) {
+		return ErrShuttingDown
+	}
 	switch c.op {
 	case opStart:
 		r.want = true
@@ -94,6 +98,7 @@ func (r *runner) handle(c command) error {
 			r.spawn()
 		}
 	case opStop:
+		r.final = r.final || c.final
 		r.stop(c.requested, c.deadline)
 	case opRestart:
 		r.failures, r.starts = 0, nil

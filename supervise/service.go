@@ -38,8 +38,9 @@ type Deps struct {
 
 // Errors of service commands.
 var (
-	ErrRemoved    = errors.New("service was removed")
-	ErrNotRunning = errors.New("service is not running")
+	ErrRemoved      = errors.New("service was removed")
+	ErrNotRunning   = errors.New("service is not running")
+	ErrShuttingDown = errors.New("the container is shutting down")
 )
 
 // Service is one supervised service. Its methods may be called from any
@@ -71,6 +72,7 @@ type command struct {
 	def       *config.Service
 	requested bool      // a user's request: write the planned-stop marker
 	deadline  time.Time // stop: SIGKILL no later than this (zero: stop.timeout)
+	final     bool      // the container's shutdown: never start again
 	reply     chan error
 }
 
@@ -140,7 +142,7 @@ func (s *Service) Stop(requested bool) error {
 // Shutdown stops the service for the container's shutdown: stop signal now,
 // SIGKILL after stop.timeout or at deadline, whichever comes first.
 func (s *Service) Shutdown(deadline time.Time) error {
-	return s.send(command{op: opStop, deadline: deadline})
+	return s.send(command{op: opStop, deadline: deadline, final: true})
 }
 
 // Restart stops the service (on request) and starts it again at once.

@@ -328,3 +328,23 @@ func TestServiceSessionAndDescriptors(t *testing.T) {
 		return strings.HasSuffix(string(b), want)
 	})
 }
+
+// Once the container shuts down, nothing starts again and nothing new is
+// added, whatever hsvc or the scandir ask.
+func TestNoStartDuringShutdown(t *testing.T) {
+	f := newFixture(t)
+	s := f.add(def("web", "sleep", "inf"), true)
+	waitState(t, s, StateUp)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.group.Shutdown(ctx, time.Now().Add(5*time.Second))
+	if err := s.Start(); err != ErrShuttingDown {
+		t.Errorf("start during shutdown: %v, want ErrShuttingDown", err)
+	}
+	if _, err := f.group.Add(def("late", "sleep", "inf"), true); err != ErrClosed {
+		t.Errorf("add during shutdown: %v, want ErrClosed", err)
+	}
+	if st := s.Status(); st.State != StateDown {
+		t.Errorf("after shutdown: %+v", st)
+	}
+}
