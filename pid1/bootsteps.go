@@ -7,7 +7,6 @@ import (
 	"syscall"
 	"time"
 
-	"hinit/account"
 	"hinit/config"
 	"hinit/contenvd"
 	"hinit/reconcile"
@@ -21,18 +20,12 @@ func (h *hinit) writeEnvDir() {
 	if h.set.runtimeDir == "" {
 		return
 	}
-	gid := -1
-	if h.root && h.set.cfg.User != "" {
-		if a, err := account.Lookup(h.set.cfg.User); err == nil {
-			gid = a.GID
-		}
-	}
 	dir := filepath.Join(h.set.runtimeDir, "env")
 	env := environ()
 	for k, v := range h.set.cfg.Env {
 		env[k] = config.Expand(v, env)
 	}
-	if err := contenvd.Write(dir, supervise.EnvList(env), gid, h.log); err != nil {
+	if err := contenvd.Write(dir, supervise.EnvList(env), h.userGID(), h.log); err != nil {
 		h.log.Error(fmt.Sprintf("environment dir: %v; services get hinit's own environment", err))
 		return
 	}

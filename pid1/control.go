@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"hinit/account"
-	"hinit/asuser"
 	"hinit/control"
 	"hinit/reconcile"
 	"hinit/supervise"
@@ -23,12 +21,7 @@ func (h *hinit) serveControl(ctx context.Context) {
 	if h.set.runtimeDir == "" {
 		return
 	}
-	gid := -1
-	if h.root && h.set.cfg.User != "" {
-		if a, err := account.Lookup(h.set.cfg.User); err == nil {
-			gid = a.GID
-		}
-	}
+	gid := h.userGID()
 	path := filepath.Join(h.set.runtimeDir, control.SocketName)
 	ln, err := control.Listen(path, gid)
 	if err != nil {
@@ -327,18 +320,6 @@ func (h *hinit) waitMember(ctx context.Context, name string, present bool) *cont
 	}
 }
 
-// asUser runs fn with the file rights of the image's user (never root's),
-// or with hinit's own when it is not root or no user is configured.
-func (h *hinit) asUser(fn func() error) error {
-	if !h.root || h.set.cfg.User == "" {
-		return fn()
-	}
-	a, err := account.Lookup(h.set.cfg.User)
-	if err != nil {
-		return err
-	}
-	return asuser.Do(asuser.ID{UID: a.UID, GID: a.GID, Groups: a.Groups}, fn)
-}
 
 func toControl(st supervise.Status) control.Status {
 	out := control.Status{Name: st.Name, State: st.State, Want: st.Want, PID: st.PID, Since: st.Since,

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/account"
 	"hinit/config"
 	"hinit/reaper"
 	"hinit/supervise"
@@ -55,7 +56,8 @@ type hinit struct {
 	mainGone    chan struct{}  // closed once main has exited (or never started)
 	cancelSvcs  context.CancelFunc
 	dyn         *dynamic
-	envDir      string // the container environment dir, "" when it could not be written
+	envDir      string           // the container environment dir, "" when it could not be written
+	user        *account.Account // hinit.yaml's user; nil when not root or none is configured
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -81,6 +83,7 @@ func boot(args []string) int {
 		return 1
 	}
 	h.set = set
+	h.lookupUser()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.reaper.Run(ctx)

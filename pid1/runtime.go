@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"hinit/account"
 )
 
 // prepareRuntime (re)creates the runtime dir and the scandir empty (SPEC §2
@@ -15,19 +14,11 @@ import (
 // read-only /run costs the scandir, the control socket and the environment
 // dir, but not main or the static services: one error line says so.
 func (h *hinit) prepareRuntime() {
-	uid, gid := -1, -1
-	if h.root && h.set.cfg.User != "" {
-		if a, err := account.Lookup(h.set.cfg.User); err == nil {
-			uid, gid = a.UID, a.GID
-		} else {
-			h.log.Warn("user of hinit.yaml not found", "user", h.set.cfg.User, "err", err)
-		}
-	}
 	if err := emptyDir(h.set.runtimeDir, 0o755, -1, -1); err != nil {
 		h.log.Error(fmt.Sprintf("runtime dir: %v; mount a tmpfs there (docker run --tmpfs /run) or set HINIT_RUNTIME_DIR", err))
 		h.set.runtimeDir = ""
 	}
-	if err := emptyDir(h.set.scandir, 0o755, uid, gid); err != nil {
+	if err := emptyDir(h.set.scandir, 0o755, h.userUID(), h.userGID()); err != nil {
 		h.log.Error(fmt.Sprintf("scandir: %v; dynamic services are off; mount a tmpfs there or set HINIT_SCANDIR", err))
 		h.set.scandir = ""
 	}
