@@ -320,7 +320,6 @@ func (h *hinit) waitMember(ctx context.Context, name string, present bool) *cont
 	}
 }
 
-
 func toControl(st supervise.Status) control.Status {
 	out := control.Status{Name: st.Name, State: st.State, Want: st.Want, PID: st.PID, Since: st.Since,
 		Ready: st.Ready, Restarts: st.Restarts, Reason: st.Reason, Source: st.Source,

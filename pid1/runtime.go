@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
 )
 
 // prepareRuntime (re)creates the runtime dir and the scandir empty (SPEC §2
