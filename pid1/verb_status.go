@@ -1,0 +1,82 @@
+package pid1
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"hinit/control"
+	"hinit/supervise"
+)
+
+func (h *hinit) status(names []string) *control.Response {
+	resp := control.OK()
+	if len(names) == 0 {
+		for _, s := range h.group.List() {
+			resp.Services = append(resp.Services, toControl(s.Status()))
+		}
+		for _, st := range h.dyn.noted() {
+			resp.Services = append(resp.Services, toControl(st))
+		}
+		return resp
+	}
+	for _, name := range names {
+		s := h.group.Get(name)
+		if s == nil {
+			return control.Errorf(control.CodeNoService, "no such service: %s (hsvc list shows the services)", name)
+		}
+		resp.Services = append(resp.Services, toControl(s.Status()))
+	}
+	return resp
+}
+
+func (h *hinit) list(prefix string) *control.Response {
+	resp := control.OK()
+	resp.Names = []string{}
+	for _, s := range h.group.List() {
+		if strings.HasPrefix(s.Name(), prefix) {
+			resp.Names = append(resp.Names, s.Name())
+		}
+	}
+	slices.Sort(resp.Names)
+	return resp
+}
+
+// check is the health probe: hinit answers and no essential service failed.
+func (h *hinit) check() *control.Response {
+	for _, s := range h.group.List() {
+		if st := s.Status(); st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited) {
+			return control.Errorf(control.CodeFailed, "essential service %s is %s: %s", st.Name, st.State, st.Reason)
+		}
+	}
+	return control.OK()
+}
+
+func (h *hinit) shutdownRequest(c control.Caller, req *control.Request) *control.Response {
+	if !c.May(control.VerbShutdown, false) {
+		return control.Errorf(control.CodePermission, "permission denied: only root may shut the container down")
+	}
+	code := -1 // main's own exit status decides
+	if req.ExitCode != nil {
+		code = *req.ExitCode
+	}
+	select {
+	case h.stopRequest <- code:
+	default: // a shutdown is already on its way
+	}
+	return control.OK()
+}
+
+func (h *hinit) signal(s *supervise.Service, name string) *control.Response {
+	sig, err := control.ParseSignal(name)
+	if err != nil {
+		return control.Errorf(control.CodeUsage, "%v", err)
+	}
+	if err := s.Signal(sig); err != nil {
+		if errors.Is(err, supervise.ErrNotRunning) {
+			return control.Errorf(control.CodeFailed, "%s is not running; start it first (hsvc start %s)", s.Name(), s.Name())
+		}
+		return control.Errorf(control.CodeFailed, "%s: %v", s.Name(), err)
+	}
+	return control.OK()
+}
