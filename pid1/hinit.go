@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -115,6 +116,10 @@ func boot(args []string) int {
 		return h.finish(supervise.ExecFailureCode(err))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
+	// Booting a thousand services leaves garbage behind (environments,
+	// expanded definitions); give it back now rather than keep it for the
+	// container's lifetime.
+	debug.FreeOSMemory()
 	return h.loop()
 }
 

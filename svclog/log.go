@@ -6,8 +6,8 @@
 // The write end of the pipe is handed to every instance of the service and
 // outlives restarts, so no line is lost between instances. The service is
 // never blocked by its log: a reader goroutine moves lines from the pipe
-// into a bounded queue per output, and one writer goroutine per output
-// drains it. When an output is slow, stalled or failing, lines are dropped
+// into a bounded queue per output, and a writer goroutine per output drains
+// it while it holds lines. When an output is slow, stalled or failing, lines are dropped
 // and counted; the next line that can be written is preceded by
 //
 //	hinit: N lines lost (reason)
@@ -17,8 +17,9 @@
 //	service ──pipe──▶ reader ──queue──▶ file writer    ──▶ <dir>/current, @<time>.s
 //	                         └─queue──▶ console writer ──▶ Console ("[name] line")
 //
-// Everything waits in Go's netpoller or on channels: an idle Log holds no OS
-// thread, so a thousand services do not cost a thousand threads.
+// An idle Log is one goroutine waiting in Go's netpoller, with no read
+// buffer and no writer goroutine: a thousand services cost neither a
+// thousand threads nor a thousand buffers.
 package svclog
 
 import (
@@ -141,23 +142,21 @@ func (l *Log) Close(ctx context.Context) error {
 
 // run reads lines until the pipe is closed, then waits for the outputs.
 func (l *Log) run(log *slog.Logger) {
-	var wg sync.WaitGroup
-	for _, o := range l.outs {
-		wg.Go(o.run)
-	}
-	err := readLines(&pipeReader{f: l.r}, l.opts.Now, func(ln line) {
+	s := &splitter{now: l.opts.Now, emit: func(ln line) {
 		for _, o := range l.outs {
 			o.push(ln)
 		}
-	})
-	if err != nil {
+	}}
+	if err := readPipe(l.r, s); err != nil {
 		log.Warn("log reading stopped", "err", err)
 	}
 	l.r.Close()
 	for _, o := range l.outs {
-		o.q.close()
+		o.finish()
 	}
-	wg.Wait()
+	for _, o := range l.outs {
+		<-o.done
+	}
 	close(l.done)
 }
 

@@ -25,28 +25,42 @@ type output struct {
 	w    lineWriter
 	log  *slog.Logger
 	lost atomic.Uint64 // lines lost so far, for Lost
+	done chan struct{} // closed when the output is finished
 
-	// Owned by run: lines lost since the last one written, and why.
+	// Owned by the running writer (one at a time, see queue): lines lost
+	// since the last one written, and why.
 	pending uint64
 	reason  string
 }
 
 func newOutput(kind string, w lineWriter, log *slog.Logger) *output {
-	return &output{kind: kind, q: newQueue(), w: w, log: log}
+	return &output{kind: kind, q: new(queue), w: w, log: log, done: make(chan struct{})}
 }
 
 // push hands a line to the output without ever blocking.
 func (o *output) push(l line) {
-	if !o.q.push(l) {
+	ok, start := o.q.push(l)
+	if !ok {
 		o.lost.Add(1)
+	}
+	if start {
+		go o.write()
 	}
 }
 
-// run writes queued lines until the queue is closed and empty.
-func (o *output) run() {
-	defer o.w.close()
+// finish says no more lines will come; done is closed once the queued ones
+// are written.
+func (o *output) finish() {
+	if o.q.close() {
+		go o.write()
+	}
+}
+
+// write writes queued lines until the queue is empty, then ends; on a
+// closed queue it finishes the output.
+func (o *output) write() {
 	for {
-		batch, dropped, more := o.q.take()
+		batch, dropped, more, final := o.q.take()
 		for len(batch) > 0 {
 			// Lines dropped before batch[0] are reported before it.
 			o.miss(batch[0].dropped, reasonQueueFull, false)
@@ -57,9 +71,14 @@ func (o *output) run() {
 			o.put(batch[:k])
 			batch = batch[k:]
 		}
-		if !more {
+		if final {
 			o.miss(dropped, reasonQueueFull, false)
 			o.put(nil)
+			o.w.close()
+			close(o.done)
+			return
+		}
+		if !more {
 			return
 		}
 	}

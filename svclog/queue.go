@@ -12,63 +12,68 @@ const lineOverhead = 64
 // queue is the bounded queue between the reader and one output's writer.
 // push never blocks: when the queue is full the line is refused and
 // counted, and the count rides on the next line accepted.
+//
+// A writer goroutine runs only while there is something to write: push and
+// close say when one must be started, take says when it must end. So an idle
+// service costs no writer goroutine, and at most one runs per output.
 type queue struct {
 	mu      sync.Mutex
 	lines   []line // guarded by mu
 	size    int    // bytes held by lines, guarded by mu
 	dropped uint64 // lines refused since the last accepted one, guarded by mu
 	closed  bool   // no more pushes, guarded by mu
-	ready   chan struct{}
+	busy    bool   // a writer is running, guarded by mu
 }
 
-func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
-
-// push queues l, or reports false when the queue is full.
-func (q *queue) push(l line) bool {
+// push queues l, or reports ok == false when the queue is full. start says
+// the caller must start a writer.
+func (q *queue) push(l line) (ok, start bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	cost := len(l.text) + lineOverhead
 	if q.size+cost > queueBytes {
 		q.dropped++
-		return false
+		return false, false
 	}
 	l.dropped, q.dropped = q.dropped, 0
 	q.lines = append(q.lines, l)
 	q.size += cost
-	q.wake()
-	return true
+	return true, q.claim()
 }
 
-// close tells the writer that no more lines will come.
-func (q *queue) close() {
+// close says no more lines will come; start says the caller must start a
+// writer to finish the output.
+func (q *queue) close() (start bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
-	q.wake()
+	return q.claim()
 }
 
-// wake signals the writer; q.mu is held.
-func (q *queue) wake() {
-	select {
-	case q.ready <- struct{}{}:
-	default:
+// claim marks a writer as running and reports whether none was. q.mu is held.
+func (q *queue) claim() bool {
+	if q.busy {
+		return false
 	}
+	q.busy = true
+	return true
 }
 
-// take waits for lines and returns all of them. When the queue is closed
-// and empty it returns more == false and the lines dropped at the very end.
-func (q *queue) take() (batch []line, dropped uint64, more bool) {
-	for {
-		q.mu.Lock()
-		batch, q.lines, q.size = q.lines, nil, 0
-		closed := q.closed
-		if closed && len(batch) == 0 {
-			dropped, q.dropped = q.dropped, 0
-		}
-		q.mu.Unlock()
-		if len(batch) > 0 || closed {
-			return batch, dropped, len(batch) > 0 || !closed
-		}
-		<-q.ready
+// take returns every queued line. With none left it either ends the
+// writer (more == false, final == false: start again on the next push) or,
+// when the queue is closed, tells it to finish the output (final == true,
+// with the lines dropped at the very end).
+func (q *queue) take() (batch []line, dropped uint64, more, final bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch, q.lines, q.size = q.lines, nil, 0
+	if len(batch) > 0 {
+		return batch, 0, true, false
 	}
+	if q.closed {
+		dropped, q.dropped = q.dropped, 0
+		return nil, dropped, false, true
+	}
+	q.busy = false
+	return nil, 0, false, false
 }

@@ -1,11 +1,10 @@
 package svclog
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
-	"io"
 	"os"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,59 +23,114 @@ type line struct {
 	dropped uint64
 }
 
-// readLines calls emit for each line read from r until EOF, a final
-// unterminated line included. A line longer than MaxLine becomes several.
-func readLines(r io.Reader, now func() time.Time, emit func(line)) error {
-	br := bufio.NewReaderSize(r, MaxLine)
-	split := false // the previous chunk was a MaxLine piece of a longer line
-	for {
-		chunk, err := br.ReadSlice('\n')
-		full := errors.Is(err, bufio.ErrBufferFull)
-		if len(chunk) > 0 && !(split && len(chunk) == 1 && chunk[0] == '\n') {
-			text := bytes.Clone(bytes.TrimSuffix(chunk, []byte("\n")))
-			emit(line{t: now(), text: text})
+// splitter cuts what the pipe gives into lines. Between reads it holds
+// only an unfinished line, so an idle service costs no read buffer.
+type splitter struct {
+	now     func() time.Time
+	emit    func(line)
+	partial []byte // the start of a line whose newline has not come yet
+	split   bool   // the current line was already emitted in MaxLine pieces
+}
+
+// feed takes the bytes of one read.
+func (s *splitter) feed(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.partial = append(s.partial, p...)
+			s.cutLong()
+			return
 		}
-		split = full
-		switch {
-		case err == nil || full:
-		case errors.Is(err, io.EOF):
-			return nil
-		default:
-			return err
+		s.partial = append(s.partial, p[:i]...)
+		s.cutLong()
+		if len(s.partial) > 0 || !s.split {
+			s.emit(line{t: s.now(), text: bytes.Clone(s.partial)})
 		}
+		s.partial, s.split = s.partial[:0], false
+		p = p[i+1:]
+	}
+	if cap(s.partial) > 4<<10 && len(s.partial) == 0 {
+		s.partial = nil // do not keep a large buffer for an idle service
 	}
 }
+
+// cutLong emits MaxLine pieces of a line that is still growing.
+func (s *splitter) cutLong() {
+	for len(s.partial) >= MaxLine {
+		s.emit(line{t: s.now(), text: bytes.Clone(s.partial[:MaxLine])})
+		s.partial = append(s.partial[:0], s.partial[MaxLine:]...)
+		s.split = true
+	}
+}
+
+// flush emits a final line that never got its newline.
+func (s *splitter) flush() {
+	if len(s.partial) > 0 {
+		s.emit(line{t: s.now(), text: bytes.Clone(s.partial)})
+	}
+	s.partial, s.split = nil, false
+}
+
+// readBufs lends read buffers to all Logs: a buffer is only needed for the
+// moment a read runs, not while a Log waits for its service to say something.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // drainLimit bounds what a forced stop still reads: about what a pipe holds.
 const drainLimit = 64 << 10
 
-// pipeReader reads the pipe through the netpoller. Once a deadline has
-// stopped it (Close gave up waiting for the writers), it still returns what
-// is already in the pipe, up to drainLimit, without waiting for more: the
-// last lines written before the stop are not lost.
-type pipeReader struct {
-	f       *os.File
-	drained int // bytes read after the stop
+// readPipe feeds s everything read from f until EOF. It waits in the
+// netpoller without holding a buffer. Once a read deadline has stopped it
+// (Close gave up waiting for the writers), it still takes what is already
+// in the pipe, up to drainLimit, without waiting for more: the last lines
+// written before the stop are not lost.
+func readPipe(f *os.File, s *splitter) error {
+	defer s.flush()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	for {
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			n, rerr = readInto(int(fd), s)
+			return rerr != unix.EAGAIN
+		})
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			drain(rc, s)
+			return nil
+		case err != nil:
+			return err
+		case rerr == unix.EINTR:
+		case rerr != nil:
+			return rerr
+		case n == 0:
+			return nil // EOF: every writer is gone
+		}
+	}
 }
 
-func (p *pipeReader) Read(b []byte) (int, error) {
-	n, err := p.f.Read(b)
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
-		return n, err
+// readInto does one read from fd with a borrowed buffer and feeds it to s.
+func readInto(fd int, s *splitter) (int, error) {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	n, err := unix.Read(fd, *bp)
+	if n > 0 {
+		s.feed((*bp)[:n])
 	}
-	if p.drained >= drainLimit {
-		return 0, io.EOF
-	}
-	rc, err := p.f.SyscallConn()
-	if err != nil {
-		return 0, io.EOF
-	}
-	b = b[:min(len(b), drainLimit-p.drained)]
-	// Control, not Read: Read would refuse at once, past the deadline.
-	rc.Control(func(fd uintptr) { n, err = unix.Read(int(fd), b) })
-	if n <= 0 || err != nil {
-		return 0, io.EOF
-	}
-	p.drained += n
-	return n, nil
+	return n, err
+}
+
+// drain reads what is already in the pipe, up to drainLimit, never waiting.
+func drain(rc interface{ Control(func(uintptr)) error }, s *splitter) {
+	rc.Control(func(fd uintptr) {
+		for total := 0; total < drainLimit; {
+			n, err := readInto(int(fd), s)
+			if n <= 0 || err != nil {
+				return
+			}
+			total += n
+		}
+	})
 }
