@@ -163,3 +163,59 @@ services:
 		t.Errorf("hsvc shutdown --exit-code 42: container exited %d", code)
 	}
 }
+
+// A changed service.yaml of a running service applies at its next start
+// (hsvc restart --wait), never earlier; hsvc logs reads its log; hsvc check
+// passes while nothing essential failed.
+func TestServiceYAMLChangeLogsAndCheck(t *testing.T) {
+	p := startInit(t, initOpts{args: []string{"sleep", "60"}, config: `services:
+  critical:
+    command: [/bin/sh, -c, "exit 4"]
+    restart: never
+    essential: false
+`})
+	p.waitOutput("main started", true)
+	logDir := filepath.Join(p.dir, "logs")
+	yaml := func(word string) string {
+		return fmt.Sprintf("command: [/bin/sh, -c, 'echo %s; exec sleep 60']\nlog: {dir: %s}\n", word, logDir)
+	}
+	publishDir(t, p, "web", yaml("first"), 0, false)
+	p.waitOutput("[web] first", false)
+	// Rewrite atomically, as writers must.
+	tmp := filepath.Join(p.dir, "service", "web", ".service.yaml.tmp")
+	os.WriteFile(tmp, []byte(yaml("second")), 0o644)
+	os.Rename(tmp, filepath.Join(p.dir, "service", "web", "service.yaml"))
+	time.Sleep(100 * time.Millisecond) // give a wrong implementation the chance to restart it
+	if strings.Contains(p.stdout.String(), "[web] second") {
+		t.Fatal("a running service was restarted because its file changed")
+	}
+	if code, _, e := p.hsvc(nil, "restart", "web", "--wait=10s"); code != 0 {
+		t.Fatalf("restart: %d %s", code, e)
+	}
+	p.waitOutput("[web] second", false)
+	code, out, _ := p.hsvc(nil, "logs", "web", "-n", "5")
+	if code != 0 || !strings.Contains(out, "Z first\n") || !strings.Contains(out, "Z second\n") {
+		t.Errorf("hsvc logs: %d %q", code, out)
+	}
+	if code, out, errOut := p.hsvc(nil, "check"); code != 0 {
+		t.Errorf("check with nothing essential failed: %d %s %s", code, out, errOut)
+	}
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
+}
+
+// An essential service that gives up ends the container with its status.
+func TestEssentialGiveUpEndsContainer(t *testing.T) {
+	p := startInit(t, initOpts{args: []string{"sleep", "60"}, config: `services:
+  critical:
+    command: [/bin/sh, -c, "exit 4"]
+    restart: on-failure
+    backoff: {initial: 10ms, max: 10ms}
+    give_up: {restarts: 1, within: 1m}
+    essential: true
+`})
+	code := p.wait(15 * time.Second)
+	if code != 4 {
+		t.Errorf("essential service gave up with 4: container exited %d", code)
+	}
+}

@@ -110,6 +110,7 @@ func (r *runner) handle(c command) error {
 		}
 		r.stop(c.requested, time.Time{})
 		r.want = true // start again as soon as it has exited
+		r.set(r.state, r.reason)
 	case opSignal:
 		if r.proc == nil {
 			return ErrNotRunning
