@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,6 +60,7 @@ type hinit struct {
 	dyn         *dynamic
 	envDir      string           // the container environment dir, "" when it could not be written
 	user        *account.Account // hinit.yaml's user; nil when not root or none is configured
+	stopping    atomic.Bool      // the shutdown has begun
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -190,6 +192,7 @@ func (h *hinit) loop() int {
 			return
 		}
 		h.log.Info("shutting down: " + why)
+		h.stopping.Store(true)
 		finished = make(chan struct{})
 		deadline := time.Now().Add(h.set.shutdownTimeout)
 		go func() {

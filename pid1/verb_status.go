@@ -44,6 +44,9 @@ func (h *hinit) list(prefix string) *control.Response {
 
 // check is the health probe: hinit answers and no essential service failed.
 func (h *hinit) check() *control.Response {
+	if h.stopping.Load() {
+		return control.Errorf(control.CodeFailed, "the container is shutting down")
+	}
 	for _, s := range h.group.List() {
 		if st := s.Status(); st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited) {
 			return control.Errorf(control.CodeFailed, "essential service %s is %s: %s", st.Name, st.State, st.Reason)
