@@ -28,3 +28,16 @@ bench:
 
 clean:
 	rm -rf bin dist
+
+# The container image (docs/image.md): hinit and hsvc cross-compiled here,
+# added to a Hermes base image by the Dockerfile.
+IMAGE ?= hermes-agent:hinit
+BASE_IMAGE ?=
+.PHONY: image test-image
+
+image: cross
+	docker build $(if $(BASE_IMAGE),--build-arg BASE_IMAGE=$(BASE_IMAGE)) -t $(IMAGE) .
+
+# The offline test image hinit-test:latest (tests/docker/build-test-image).
+test-image:
+	./tests/docker/build-test-image

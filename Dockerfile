@@ -1,0 +1,47 @@
+# The Hermes Agent image with hinit as PID 1 (docs/image.md).
+#
+# hinit and hsvc are static Go binaries cross-compiled outside the image
+# (`make cross` puts them in dist/linux-amd64 and dist/linux-arm64); this file
+# only adds them and docker/ to a Hermes base image. It builds with the legacy
+# builder and with BuildKit alike: no heredocs, no COPY --chmod/--link, and
+# TARGETARCH (set by BuildKit, absent in the legacy builder) defaults to amd64.
+#
+#   make cross && docker build -t hermes-agent:hinit .
+#   docker buildx build --platform linux/amd64,linux/arm64 -t hermes-agent:hinit .
+#   make test-image   # the offline test image: BASE_IMAGE=hinit-test-base:latest
+ARG BASE_IMAGE=nousresearch/hermes-agent:latest
+FROM ${BASE_IMAGE}
+ARG TARGETARCH
+
+USER root
+
+# The hermes account (UID/GID 10000, home /opt/data) when the base lacks it,
+# with useradd where there is one and by hand on a minimal base; its home is
+# the data volume. /run is world-writable with the sticky bit, like the tmpfs
+# `docker run --tmpfs /run` mounts, so that hinit can make its runtime dirs
+# under --user 10000 too. /usr/bin/tini points at hinit, which ignores tini's
+# flags, so old `tini -g --` entrypoints keep working.
+RUN set -e; \
+    if ! grep -q '^hermes:' /etc/group; then \
+        if command -v groupadd >/dev/null 2>&1; then groupadd -g 10000 hermes; \
+        else echo 'hermes:x:10000:' >>/etc/group; fi; \
+    fi; \
+    if ! grep -q '^hermes:' /etc/passwd; then \
+        if command -v useradd >/dev/null 2>&1; then useradd -u 10000 -g 10000 -M -d /opt/data -s /bin/sh hermes; \
+        else echo 'hermes:x:10000:10000:Hermes Agent:/opt/data:/bin/sh' >>/etc/passwd; fi; \
+    fi; \
+    mkdir -p /opt/data /etc/hinit /run /usr/bin /usr/local/bin; \
+    chown 10000:10000 /opt/data; \
+    chmod 1777 /run; \
+    ln -sf /usr/local/bin/hinit /usr/bin/tini; \
+    ln -sf /usr/local/bin/hinit /usr/local/bin/with-contenv
+
+ENV HERMES_HOME=/opt/data
+
+COPY docker/hinit.yaml docker/hermes-setup.sh /etc/hinit/
+COPY dist/linux-${TARGETARCH:-amd64}/hinit dist/linux-${TARGETARCH:-amd64}/hsvc /usr/local/bin/
+
+VOLUME ["/opt/data"]
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 CMD ["/usr/local/bin/hsvc", "check"]
+ENTRYPOINT ["/usr/local/bin/hinit"]
+CMD []

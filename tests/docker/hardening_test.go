@@ -1,0 +1,113 @@
+package docker
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// minimalCaps are the capabilities docs/image.md names for
+// --cap-drop ALL (and Kubernetes' capabilities.drop: [ALL]).
+var minimalCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "KILL"}
+
+// exercise drives a booted container through what every run mode must
+// support: a profile's gateway up and stopped by hermes, the dashboard up,
+// the gateway running as hermes, main's program reachable as user.
+func exercise(t *testing.T, c *ctr, user string) {
+	t.Helper()
+	c.waitState("dashboard", "up", 30*time.Second, up)
+	if out := c.hermes("profile", "create", "worker"); !strings.Contains(out, "Created profile worker") {
+		t.Errorf("profile create said %q", out)
+	}
+	c.hermes("-p", "worker", "gateway", "start")
+	s := c.waitState("gateway-worker", "up", 20*time.Second, up)
+	if uid := strings.TrimSpace(c.readFile("/proc/" + strconv.Itoa(s.PID) + "/status")); !strings.Contains(uid, "\nUid:\t10000\t10000\t10000\t10000\n") {
+		t.Errorf("gateway not running as 10000:\n%s", uid)
+	}
+	c.hermes("-p", "worker", "gateway", "stop")
+	checkState(t, "worker", c.gatewayState(home+"/profiles/worker/gateway_state.json"),
+		map[string]string{"gateway_state": "stopped", "desired_state": "stopped"})
+	if r := c.exec(user, "hermes", "chat", "-q", "still here"); r.code != 0 || r.stdout != "hermes: you said still here\n" {
+		t.Errorf("hermes chat in the container: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestReadOnlyRoot: --read-only with a tmpfs on /run (Kubernetes'
+// readOnlyRootFilesystem with an emptyDir on /run) loses nothing.
+func TestReadOnlyRoot(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--read-only", "--tmpfs", "/run", "-e", "HERMES_DASHBOARD=1"}, "sleep", "infinity")
+	c.booted()
+	exercise(t, c, "hermes")
+	if r := c.exec("root", "touch", "/etc/x"); r.code == 0 {
+		t.Errorf("the root filesystem is writable")
+	}
+}
+
+// TestReadOnlyRunWithoutTmpfs: a read-only /run costs the control socket
+// and the scandir, not the container: one error line says what to do and
+// main runs with its exit status.
+func TestReadOnlyRunWithoutTmpfs(t *testing.T) {
+	t.Parallel()
+	r := runOnce(t, []string{"--read-only"}, "chat", "-q", "ro")
+	if r.code != 0 || r.stdout != "hermes: you said ro\n" {
+		t.Errorf("--read-only chat -q ro: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "mount a tmpfs there") {
+		t.Errorf("no error line saying to mount a tmpfs:\n%s", r.stderr)
+	}
+}
+
+// TestUser10000: docker run --user 10000:10000 (Kubernetes runAsUser):
+// hinit is not root, drops nothing, and everything works as hermes.
+func TestUser10000(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--user", "10000:10000", "-e", "HERMES_DASHBOARD=1"})
+	c.booted()
+	waitFor(t, "the banner of main", 10*time.Second, func() bool {
+		return strings.Contains(c.logs(), "Hermes Agent (fake) ready: pid=")
+	})
+	if l := c.logs(); !strings.Contains(l, "uid=10000 gid=10000") {
+		t.Errorf("main not running as 10000:10000:\n%s", l)
+	}
+	exercise(t, c, "")
+}
+
+// TestCapDropAll: --cap-drop ALL plus the capabilities the docs name is
+// enough for everything, docker restart included (the scandir of the
+// previous boot belongs to hermes and must be wiped).
+func TestCapDropAll(t *testing.T) {
+	t.Parallel()
+	opts := []string{"--cap-drop", "ALL", "-e", "HERMES_DASHBOARD=1"}
+	for _, c := range minimalCaps {
+		opts = append(opts, "--cap-add", c)
+	}
+	c := start(t, opts, "sleep", "infinity")
+	c.booted()
+	exercise(t, c, "hermes")
+	c.hermes("-p", "worker", "gateway", "start")
+	c.waitState("gateway-worker", "up", 20*time.Second, up)
+	if l := c.logs(); strings.Contains(l, "hinit: error") || strings.Contains(l, "warning: cannot") {
+		t.Errorf("errors with the minimal capabilities:\n%s", l)
+	}
+	must(t, "restart", c.id)
+	c.booted()
+	c.waitState("gateway-worker", "up after docker restart", 30*time.Second, up)
+	c.waitState("dashboard", "up after docker restart", 30*time.Second, up)
+	if l := c.logs(); strings.Contains(l, "hinit: error") {
+		t.Errorf("errors after docker restart with the minimal capabilities:\n%s", l)
+	}
+}
+
+// TestHealthcheck: the image's HEALTHCHECK (hsvc check) reports healthy.
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--health-interval", "1s", "--health-start-period", "0s"}, "sleep", "infinity")
+	waitFor(t, "docker to report healthy", 30*time.Second, func() bool {
+		return c.inspect("{{.State.Health.Status}}") == "healthy"
+	})
+	if hc := c.inspect("{{json .Config.Healthcheck.Test}}"); hc != `["CMD","/usr/local/bin/hsvc","check"]` {
+		t.Errorf("HEALTHCHECK %s", hc)
+	}
+}
