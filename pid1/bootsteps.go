@@ -93,7 +93,15 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 		return 1, err
 	}
 	defer devnull.Close()
-	attr := &syscall.ProcAttr{Env: supervise.EnvList(env), Files: []uintptr{devnull.Fd(), 1, 2},
+	out := uintptr(1) // the container's stdout and stderr; with a terminal, hinit.log
+	if h.ttyLog != nil {
+		out = h.ttyLog.Fd()
+	}
+	errOut := uintptr(2)
+	if h.ttyLog != nil {
+		errOut = out
+	}
+	attr := &syscall.ProcAttr{Env: supervise.EnvList(env), Files: []uintptr{devnull.Fd(), out, errOut},
 		Sys: &syscall.SysProcAttr{Setpgid: true}}
 	pid, done, err := h.reaper.Start(path, argv, attr)
 	if err != nil {

@@ -219,3 +219,18 @@ func TestEssentialGiveUpEndsContainer(t *testing.T) {
 		t.Errorf("essential service gave up with 4: container exited %d", code)
 	}
 }
+
+// A root hinit without CAP_KILL cannot signal another user's service:
+// hsvc stop says so at once instead of leaving it "stopping" for ever.
+func TestStopWithoutCapKill(t *testing.T) {
+	cfg := "services:\n  other: {command: [sleep, '60'], user: '10000:10000'}\n"
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, dropCaps: "-kill"})
+	p.waitOutput("started svc=other", true)
+	code, _, errOut := p.hsvc(nil, "stop", "other")
+	if code != 1 || !strings.Contains(errOut, "operation not permitted (hinit needs CAP_KILL") {
+		t.Errorf("stop without CAP_KILL: exit %d, %q", code, errOut)
+	}
+	if state, reason := p.statusOf("other"); state != "up" || !strings.HasPrefix(reason, "cannot stop: ") {
+		t.Errorf("after a failed stop: %s %q, want up and the reason", state, reason)
+	}
+}

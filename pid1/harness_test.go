@@ -73,6 +73,7 @@ type initOpts struct {
 	cred     *syscall.Credential
 	tty      *os.File // when set: stdin, stdout and stderr, as controlling terminal
 	noTestEn bool     // leave HINIT_TESTPROG out of the config env
+	dropCaps string   // capabilities taken from hinit's bounding set, for setpriv: "-kill"
 }
 
 // initProc is a running hinit.
@@ -111,6 +112,9 @@ func startInit(t *testing.T, o initOpts) *initProc {
 	self := testprog.Command("x")[0]
 	p := &initProc{t: t, dir: dir, stdout: new(syncBuffer), stderr: new(syncBuffer), done: make(chan struct{})}
 	p.cmd = exec.Command(self, append([]string{"--"}, o.args...)...)
+	if o.dropCaps != "" {
+		p.cmd = exec.Command("setpriv", append([]string{"--bounding-set=" + o.dropCaps, self, "--"}, o.args...)...)
+	}
 	p.cmd.Env = append(env, o.env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}

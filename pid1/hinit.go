@@ -61,6 +61,7 @@ type hinit struct {
 	envDir      string           // the container environment dir, "" when it could not be written
 	user        *account.Account // hinit.yaml's user; nil when not root or none is configured
 	stopping    atomic.Bool      // the shutdown has begun
+	ttyLog      *os.File         // with a terminal: where hinit's lines and boot hooks' output go
 }
 
 // boot runs the container: everything from signal setup to exit status.

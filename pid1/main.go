@@ -22,6 +22,8 @@ const usage = `usage: hinit [--] [CMD [ARGS...]]
        hinit with-contenv CMD [ARGS...]   (also as with-contenv)
        hinit --version | --help
 
+As PID 1 every argument is the CMD's; the verbs are for docker exec.
+
 hinit is the PID 1 and process supervisor of the Hermes Agent image. It runs
 CMD as the container's main program (routed by main: in hinit.yaml), supervises
 the services of hinit.yaml and of the scandir, reaps zombies, and exits with
@@ -42,6 +44,15 @@ func Main(argv []string) int {
 		return withContenv(args)
 	case "tini":
 		args = dropTiniFlags(args)
+	}
+	if len(args) > 0 && os.Getpid() == 1 {
+		// As the container's PID 1 every word is the CMD's, so that
+		// `docker run IMAGE --version` reaches hermes: hinit's own verbs
+		// are for docker exec (or after --).
+		if args[0] == "--" {
+			args = args[1:]
+		}
+		return boot(args)
 	}
 	if len(args) > 0 {
 		switch args[0] {

@@ -1,6 +1,7 @@
 package pid1
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,27 +14,37 @@ import (
 // read-only /run costs the scandir, the control socket and the environment
 // dir, but not main or the static services: one error line says so.
 func (h *hinit) prepareRuntime() {
-	if err := emptyDir(h.set.runtimeDir, 0o755, -1, -1); err != nil {
+	owner := -1 // a root hinit makes its runtime dir root's again
+	if h.root {
+		owner = 0
+	}
+	if err := emptyDir(h.set.runtimeDir, 0o755, owner, owner, nil); err != nil {
 		h.log.Error(fmt.Sprintf("runtime dir: %v; mount a tmpfs there (docker run --tmpfs /run) or set HINIT_RUNTIME_DIR", err))
 		h.set.runtimeDir = ""
 	}
-	if err := emptyDir(h.set.scandir, 0o755, h.userUID(), h.userGID()); err != nil {
+	if err := emptyDir(h.set.scandir, 0o755, h.userUID(), h.userGID(), h.asUser); err != nil {
 		h.log.Error(fmt.Sprintf("scandir: %v; dynamic services are off; mount a tmpfs there or set HINIT_SCANDIR", err))
 		h.set.scandir = ""
 	}
 	if h.tty && h.set.runtimeDir != "" {
-		// The terminal belongs to main: hinit's own lines go to a file.
+		// The terminal belongs to main: hinit's own lines, and what boot
+		// hooks print, go to a file.
 		if f, err := os.OpenFile(filepath.Join(h.set.runtimeDir, "hinit.log"),
 			os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o640); err == nil {
 			h.logh.setOutput(f)
+			h.ttyLog = f
 		}
 	}
 }
 
 // emptyDir makes dir exist, empty, with mode perm and (when uid >= 0)
 // owner uid:gid. It removes what is inside rather than dir itself, which
-// may be a mount point.
-func emptyDir(dir string, perm os.FileMode, uid, gid int) error {
+// may be a mount point. What root may not remove (a root without
+// CAP_DAC_OVERRIDE, after docker restart kept the scandir the hermes user
+// filled) is removed again through as, with the rights of its owner. Mode
+// and owner are only set when they differ, so that a root without
+// CAP_FOWNER or CAP_CHOWN gets through a boot where nothing needs changing.
+func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) error) error {
 	if err := os.MkdirAll(dir, perm); err != nil {
 		return err
 	}
@@ -44,6 +55,28 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s: not a directory", dir)
 	}
+	if err := removeContents(dir); err != nil {
+		if as == nil || !(errors.Is(err, os.ErrPermission)) {
+			return err
+		}
+		if err := as(func() error { return removeContents(dir) }); err != nil {
+			return err
+		}
+	}
+	if fi.Mode().Perm() != perm {
+		if err := os.Chmod(dir, perm); err != nil {
+			return err
+		}
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if uid >= 0 && (int(st.Uid) != uid || int(st.Gid) != gid) {
+		return os.Lchown(dir, uid, gid)
+	}
+	return nil
+}
+
+// removeContents removes everything inside dir, never following a link.
+func removeContents(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return err
@@ -52,12 +85,6 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int) error {
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 			return err
 		}
-	}
-	if err := os.Chmod(dir, perm); err != nil {
-		return err
-	}
-	if uid >= 0 {
-		return os.Lchown(dir, uid, gid)
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func (r *runner) handle(c command) error {
 		}
 	case opStop:
 		r.final = r.final || c.final
-		r.stop(c.requested, c.deadline)
+		return r.stop(c.requested, c.deadline)
 	case opRestart:
 		r.failures, r.starts = 0, nil
 		if r.proc == nil {
@@ -108,7 +108,9 @@ func (r *runner) handle(c command) error {
 			r.spawn()
 			return nil
 		}
-		r.stop(c.requested, time.Time{})
+		if err := r.stop(c.requested, time.Time{}); err != nil {
+			return err
+		}
 		r.want = true // start again as soon as it has exited
 		r.set(r.state, r.reason)
 	case opSignal:
@@ -121,32 +123,35 @@ func (r *runner) handle(c command) error {
 		r.set(r.state, r.reason)
 	case opRemove:
 		r.removing = true
-		r.stop(c.requested, time.Time{})
+		return r.stop(c.requested, time.Time{})
 	}
 	return nil
 }
 
 // stop moves the service towards down: the stop signal to a running
 // process (SIGKILL to its group when the timeout or deadline comes), or
-// straight to down when nothing runs.
-func (r *runner) stop(requested bool, deadline time.Time) {
-	r.want = false
+// straight to down when nothing runs. When the signal cannot be sent (a
+// root hinit without CAP_KILL, a service of another user), the service
+// stays as it is and the error says why, instead of "stopping" for ever.
+func (r *runner) stop(requested bool, deadline time.Time) error {
 	if r.proc == nil {
+		r.want = false
 		r.stopTimer()
 		if r.state != StateDown {
 			r.set(StateDown, "stopped")
 		}
-		return
+		return nil
 	}
 	timeout := r.proc.def.Stop.Timeout
 	if !deadline.IsZero() {
 		timeout = min(timeout, time.Until(deadline))
 	}
 	if r.state == StateStopping {
+		r.want = false
 		if r.timerFor == timerKill && !deadline.IsZero() {
 			r.arm(timerKill, timeout) // a shutdown may shorten an ongoing stop
 		}
-		return
+		return nil
 	}
 	if requested {
 		r.writeMarker()
@@ -156,9 +161,17 @@ func (r *runner) stop(requested bool, deadline time.Time) {
 		sig = syscall.SIGTERM
 	}
 	r.deps.Log.Debug("stopping", "svc", r.name, "pid", r.proc.pid, "signal", sig)
-	syscall.Kill(r.proc.pid, sig)
+	if err := syscall.Kill(r.proc.pid, sig); err != nil && err != syscall.ESRCH {
+		err = fmt.Errorf("send SIG%s to pid %d: %w (hinit needs CAP_KILL to stop other users' processes)",
+			r.proc.def.Stop.Signal, r.proc.pid, err)
+		r.deps.Log.Error("cannot stop", "svc", r.name, "err", err)
+		r.set(r.state, "cannot stop: "+err.Error())
+		return err
+	}
+	r.want = false
 	r.arm(timerKill, timeout)
 	r.set(StateStopping, fmt.Sprintf("sent SIG%s", r.proc.def.Stop.Signal))
+	return nil
 }
 
 // writeMarker writes the gateway's planned-stop marker before a requested

@@ -24,7 +24,7 @@ func TestInvocations(t *testing.T) {
 		{"sh -c exit 42", nil, []string{"sh", "-c", "exit 42"}, 42, "", "main exited pid="},
 		{"a program named like a hermes subcommand still reaches hermes", nil, []string{"login"}, 0, "usage: hermes login (fake: nothing to do)\n", ""},
 		{"after --, an option goes to hermes", nil, []string{"--", "--version"}, 0, "hermes 0.0.0-fake (hinit test image)\n", ""},
-		{"an option before -- is hinit's", nil, []string{"--help"}, 0, "", ""},
+		{"as PID 1, an option without -- goes to hermes too", nil, []string{"--version"}, 0, "hermes 0.0.0-fake (hinit test image)\n", ""},
 		{"a missing program is 127", nil, []string{"/no/such/program"}, 127, "", "/no/such/program"},
 		{"killed by a signal is 128+N", nil, []string{"sh", "-c", "kill -USR1 $$"}, 138, "", ""},
 		{"tini -g -- entrypoint still works", []string{"--entrypoint", "/usr/bin/tini"}, []string{"-g", "--", "sh", "-c", "exit 5"}, 5, "", ""},

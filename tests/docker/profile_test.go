@@ -184,8 +184,7 @@ func TestGatewayRunHandsOver(t *testing.T) {
 }
 
 // TestRestartWait: hsvc restart NAME --wait returns once the service is
-// up again. The fake hermes does not pass --wait to restart until this
-// passes.
+// up again (it once failed at once on the "stopping" snapshot).
 func TestRestartWait(t *testing.T) {
 	t.Parallel()
 	c := start(t, nil, "sleep", "infinity")
@@ -194,10 +193,6 @@ func TestRestartWait(t *testing.T) {
 	c.hermes("-p", "rw", "gateway", "start")
 	first := c.waitState("gateway-rw", "up", 20*time.Second, up)
 	r := c.exec("hermes", "hsvc", "restart", "gateway-rw", "--wait")
-	if r.code == 1 && strings.Contains(r.stderr, "is stopping") {
-		t.Skip("hinit bug: hsvc restart --wait fails at once with " + strings.TrimSpace(r.stderr) +
-			" (supervise: opRestart publishes want=down while stopping)")
-	}
 	if r.code != 0 {
 		t.Fatalf("hsvc restart --wait: exit %d %s", r.code, r.stderr)
 	}

@@ -42,13 +42,7 @@ func slotName(profile string) string { return "gateway-" + profile }
 // yet (created on the host, say) registers one: `hsvc register gateway P`.
 func controlOne(verb, profile string) int {
 	name := slotName(profile)
-	args := []string{verb, name, "--wait"}
-	if verb == "restart" {
-		// hsvc restart --wait fails at once while the old process stops
-		// (see TestRestartWait): restart returns once requested.
-		args = args[:2]
-	}
-	r := callHsvc(args...)
+	r := callHsvc(verb, name, "--wait")
 	if r.code == hsvcNoService && verb == "start" && exists(filepath.Join(profileDir(profile), "SOUL.md")) {
 		if r = callHsvc("register", "gateway", profile); r.code == 0 {
 			fmt.Printf("✓ registered the gateway slot for profile '%s'\n", profile)
