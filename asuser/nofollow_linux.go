@@ -1,8 +1,6 @@
 package asuser
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -70,9 +68,7 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 
 // writeTemp creates a new temporary file for base in dfd, holding data.
 func writeTemp(dfd int, base string, data []byte, perm os.FileMode) (string, error) {
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	tmp := "." + base + "." + hex.EncodeToString(rnd[:])
+	tmp := TempName(base)
 	fd, err := openat(dfd, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, uint32(perm.Perm()))
 	if err != nil {
 		return "", err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -62,8 +61,6 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	return resolve(doc.Content[0])
 }
 
-// yamlLine matches the "line N: " that yaml.v3 puts in syntax errors.
-var yamlLine = regexp.MustCompile(`^yaml: line ([0-9]+): `)
 
 // parserProblems are the yaml.v3 (v3.0.1) parser errors, as opposed to
 // scanner errors. yaml.v3 reports their line 0-based (it adds 1 only for
@@ -87,11 +84,14 @@ var parserProblems = map[string]bool{
 func (d *decoder) syntax(err error, data []byte) {
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	line := 0
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-		msg = msg[len(m[0]):]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	// yaml.v3 says "line N: " before most syntax errors.
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if num, after, ok := strings.Cut(rest, ": "); ok {
+			if n, err := strconv.Atoi(num); err == nil {
+				line, msg = n, after
+			}
+		}
 	}
 	if parserProblems[msg] || line <= 0 {
 		line++

@@ -6,52 +6,30 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/svcname"
 )
 
-// MaxNameLen is the longest service name: a scandir dir name that still
-// fits a file name (255 bytes) once a writer adds ".tmp" to build it.
-const MaxNameLen = 251
+// MaxNameLen is the longest service name (svcname.MaxLen).
+const MaxNameLen = svcname.MaxLen
 
 // Rules as they appear in messages.
 const (
-	nameRule     = "^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes"
+	nameRule     = svcname.Rule
 	instanceRule = "^[a-z0-9][a-z0-9_-]*$, at most 251 bytes with the \"<template>-\" prefix"
 )
 
-// ValidName reports whether name may name a service (or a template):
-// ^[a-z0-9][a-z0-9_.-]*$, at most MaxNameLen bytes. Such a name is safe as
-// a single path element: no "/", no leading ".", never "." or "..".
-func ValidName(name string) bool {
-	return len(name) <= MaxNameLen && validChars(name, true)
-}
+// ValidName reports whether name may name a service (or a template).
+func ValidName(name string) bool { return svcname.Valid(name) }
 
 // ValidProfile reports whether name may name a Hermes profile, and so a
-// template instance: ^[a-z0-9][a-z0-9_-]*$ (no dot), at most MaxNameLen
-// bytes.
-func ValidProfile(name string) bool {
-	return len(name) <= MaxNameLen && validChars(name, false)
-}
+// template instance.
+func ValidProfile(name string) bool { return svcname.ValidProfile(name) }
 
 // validInstance reports whether instance is valid and <template>-<instance>
 // is a valid service name.
 func validInstance(template, instance string) bool {
 	return ValidProfile(instance) && len(template)+1+len(instance) <= MaxNameLen
-}
-
-func validChars(s string, dot bool) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-		case i > 0 && (c == '_' || c == '-' || dot && c == '.'):
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // SignalByName returns the Linux signal named name, with or without the

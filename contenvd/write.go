@@ -1,9 +1,6 @@
 package contenvd
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -73,14 +70,14 @@ func parse(env []string, log *slog.Logger) [][2]string {
 	return vars
 }
 
-// writeVar stores one variable atomically: a fresh dot-file is created
-// (O_EXCL|O_NOFOLLOW, so nothing planted there is followed), given its owner
-// and mode, filled, then renamed over the name. rename(2) replaces a symlink
-// at the name instead of following it. There is no fsync: the directory is
-// rebuilt at every boot, so durability buys nothing.
+// writeVar stores one variable. Write has just created dir and only its
+// owner (root) may write in it, so nothing can have been planted there: the
+// file is created under its own name (O_EXCL|O_NOFOLLOW all the same),
+// without a temporary file and a rename. There is no fsync: the directory
+// is rebuilt at every boot, so durability buys nothing.
 func writeVar(dir, name, value string, gid int) error {
 	final := filepath.Join(dir, name)
-	tmp, f, err := createTemp(dir)
+	f, err := os.OpenFile(final, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", final, err)
 	}
@@ -88,30 +85,11 @@ func writeVar(dir, name, value string, gid int) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
 	if err != nil {
-		os.Remove(tmp)
+		os.Remove(final)
 		return fmt.Errorf("write %s: %w", final, err)
 	}
 	return nil
-}
-
-// createTemp makes a new, empty dot-file in dir that nothing else can have
-// planted: O_EXCL fails on anything already there, symlinks included.
-func createTemp(dir string) (string, *os.File, error) {
-	for range 10 {
-		var b [8]byte
-		rand.Read(b[:])
-		p := filepath.Join(dir, ".tmp-"+hex.EncodeToString(b[:]))
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		return p, f, err
-	}
-	return "", nil, fmt.Errorf("create temp file in %s: %w", dir, os.ErrExist)
 }
 
 // fill gives f its final owner and mode, then the value.

@@ -3,13 +3,14 @@ package control
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/svcname"
 )
 
 // ErrInvalid matches (errors.Is) every error of Validate and ParseSignal:
@@ -27,12 +28,9 @@ func invalidf(format string, a ...any) error {
 	return invalidError(fmt.Sprintf(format, a...))
 }
 
-// nameRE is the service name rule of SPEC §3.
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
-
 // ValidName reports whether name may name a service (SPEC §3).
 func ValidName(name string) bool {
-	return len(name) <= 251 && nameRE.MatchString(name)
+	return svcname.Valid(name)
 }
 
 // Validate checks what can be checked without the supervisor: version,
@@ -48,7 +46,7 @@ func (r *Request) Validate() error {
 	}
 	for _, n := range r.Names {
 		if !ValidName(n) {
-			return invalidf("invalid service name %q: names match %s", n, nameRE)
+			return invalidf("invalid service name %q: names match %s", n, svcname.Rule)
 		}
 	}
 	if _, err := r.Timeout(); err != nil {

@@ -1,8 +1,6 @@
 package gwstate
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -58,10 +56,8 @@ func SetDesired(path, desired string, now time.Time) error {
 // temporary name and link(2)ed into place, which fails rather than replace
 // or follow anything.
 func Seed(path string) (bool, error) {
-	var rnd [6]byte
-	rand.Read(rnd[:])
 	dir, base := filepath.Split(path)
-	tmp := filepath.Join(dir, "."+base+".seed-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(dir, asuser.TempName(base+".seed"))
 	f, err := asuser.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, newFileMode)
 	if err != nil {
 		return false, fmt.Errorf("seed %s: %w", path, err)

@@ -57,11 +57,15 @@ type hinit struct {
 	mainStatus  *reaper.Status // set once main has exited
 	mainGone    chan struct{}  // closed once main has exited (or never started)
 	cancelSvcs  context.CancelFunc
-	dyn         *dynamic
-	envDir      string           // the container environment dir, "" when it could not be written
-	user        *account.Account // hinit.yaml's user; nil when not root or none is configured
-	stopping    atomic.Bool      // the shutdown has begun
-	ttyLog      *os.File         // with a terminal: where hinit's lines and boot hooks' output go
+	// stopWatching ends the scandir watcher when the shutdown begins:
+	// closing an inotify instance waits for the kernel to release its
+	// watches (milliseconds), which then overlaps with stopping services.
+	stopWatching context.CancelFunc
+	dyn          *dynamic
+	envDir       string           // the container environment dir, "" when it could not be written
+	user         *account.Account // hinit.yaml's user; nil when not root or none is configured
+	stopping     atomic.Bool      // the shutdown has begun
+	ttyLog       *os.File         // with a terminal: where hinit's lines and boot hooks' output go
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -88,6 +92,10 @@ func boot(args []string) int {
 	}
 	h.set = set
 	h.lookupUser()
+	// Booting many services makes short-lived garbage (environments,
+	// expanded definitions): collect it once after the boot rather than
+	// several times during it.
+	debug.SetGCPercent(400)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.reaper.Run(ctx)
@@ -100,8 +108,11 @@ func boot(args []string) int {
 	svcCtx, cancelSvcs := context.WithCancel(ctx)
 	h.cancelSvcs = cancelSvcs
 	h.group = supervise.NewGroup(svcCtx, h.deps())
-	h.startStatic()
-	synced := h.startDynamic(svcCtx)
+	env := h.containerEnv()
+	h.startStatic(env)
+	watchCtx, stopWatching := context.WithCancel(svcCtx)
+	h.stopWatching = stopWatching
+	synced := h.startDynamic(watchCtx)
 	h.serveControl(ctx)
 	select {
 	case <-synced:
@@ -109,20 +120,20 @@ func boot(args []string) int {
 		h.log.Warn("scandir not read within 5s: starting main anyway")
 	}
 
-	argv := routeMain(set.cfg.Main, args, h.containerEnv())
+	argv := routeMain(set.cfg.Main, args, env)
 	if len(argv) == 0 {
 		h.fatal(fmt.Errorf("nothing to run: give the container a command, or set main.default in %s", or(set.cfg.File, DefaultConfig)))
 		return h.finish(2)
 	}
-	if h.main, err = h.startMain(argv); err != nil {
+	if h.main, err = h.startMain(argv, env); err != nil {
 		h.log.Error(fmt.Sprintf("main: %v", err))
 		return h.finish(supervise.ExecFailureCode(err))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
-	// Booting a thousand services leaves garbage behind (environments,
-	// expanded definitions); give it back now rather than keep it for the
-	// container's lifetime.
-	debug.FreeOSMemory()
+	debug.SetGCPercent(100)
+	// Give the boot's garbage back to the system once, a moment later, so
+	// that the collection does not compete with main's own start.
+	time.AfterFunc(time.Second, debug.FreeOSMemory)
 	return h.loop()
 }
 
@@ -170,9 +181,8 @@ func (h *hinit) deps() *supervise.Deps {
 }
 
 // startStatic registers the services of hinit.yaml, up or, when their
-// enabled: is falsy, down.
-func (h *hinit) startStatic() {
-	env := h.containerEnv()
+// enabled: is falsy (in the container environment env), down.
+func (h *hinit) startStatic(env map[string]string) {
 	for _, def := range h.set.cfg.Services {
 		up := def.Enabled == "" || config.Truthy(config.Expand(def.Enabled, env))
 		if _, err := h.group.Add(def, up); err != nil {
@@ -194,6 +204,7 @@ func (h *hinit) loop() int {
 		}
 		h.log.Info("shutting down: " + why)
 		h.stopping.Store(true)
+		h.stopWatching()
 		finished = make(chan struct{})
 		deadline := time.Now().Add(h.set.shutdownTimeout)
 		go func() {

@@ -48,13 +48,13 @@ func routeMain(m config.Main, args []string, env map[string]string) []string {
 	return append(slices.Clone(m.Wrap), args...)
 }
 
-// startMain starts main. With a terminal on stdin, main gets its own
+// startMain starts main in the container environment env (which it
+// completes with main.env and the user's HOME, USER and LOGNAME). With a terminal on stdin, main gets its own
 // process group, made the terminal's foreground group (the child does it
 // between fork and exec, with signals blocked, so no SIGTTOU can stop it);
 // without one it still gets its own group so that shutdown can kill all of
 // it.
-func (h *hinit) startMain(argv []string) (*mainProc, error) {
-	env := h.containerEnv()
+func (h *hinit) startMain(argv []string, env map[string]string) (*mainProc, error) {
 	for k, v := range h.set.cfg.Main.Env {
 		env[k] = config.Expand(v, env)
 	}

@@ -179,22 +179,24 @@ func (r *Reaper) markIdle() {
 // deliver hands a status to the process's owner, or counts an orphan.
 // Caller holds mu.
 func (r *Reaper) deliver(pid int, ws unix.WaitStatus) {
-	st := Status{PID: pid, At: time.Now()}
-	switch {
-	case ws.Signaled():
-		st.Signal = ws.Signal()
-	case ws.Exited():
-		st.Code = ws.ExitStatus()
-	default:
+	if !ws.Exited() && !ws.Signaled() {
 		return // stopped or continued: not an exit (we never ask for those)
 	}
 	done, ok := r.waiting[pid]
 	if !ok {
 		r.orphans.Add(1)
-		r.log.Debug("reaped orphan", "pid", pid, "code", st.ExitStatus())
+		if r.log.Enabled(context.Background(), slog.LevelDebug) {
+			r.log.Debug("reaped orphan", "pid", pid)
+		}
 		return
 	}
 	delete(r.waiting, pid)
+	st := Status{PID: pid, At: time.Now()}
+	if ws.Signaled() {
+		st.Signal = ws.Signal()
+	} else {
+		st.Code = ws.ExitStatus()
+	}
 	done <- st // buffered: never blocks
 }
 

@@ -37,8 +37,9 @@ package scandir
 import (
 	"bytes"
 	"errors"
-	"regexp"
 	"time"
+
+	"hinit/svcname"
 )
 
 // MaxYAMLSize is the largest service.yaml read. A bigger one is reported with
@@ -49,7 +50,7 @@ const MaxYAMLSize = 64 << 10
 
 // MaxNameLen is the longest service name, in bytes (SPEC §3): it leaves room
 // under NAME_MAX (255) for the ".tmp" suffix writers build under.
-const MaxNameLen = 251
+const MaxNameLen = svcname.MaxLen
 
 // DefaultSafetyRescan is how often New's Watcher rescans the whole scandir in
 // case an event was ever missed. It is the only timer of an idle Watcher.
@@ -66,12 +67,10 @@ var (
 	ErrScandirGone = errors.New("scandir: scandir was removed or moved")
 )
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]*$`)
-
 // ValidName reports whether name may name a service (SPEC §3). Names starting
 // with '.' never are, which is what makes a writer's temporary dir invisible.
 func ValidName(name string) bool {
-	return len(name) <= MaxNameLen && nameRE.MatchString(name)
+	return svcname.Valid(name)
 }
 
 // Entry is one dynamic service as found on disk. Its fields are read-only for
