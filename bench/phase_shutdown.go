@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// phaseShutdown times SIGTERM to PID 1 → PID 1 gone (waited for by the
+// harness, its parent): with N cooperative services, and with three
+// services of which one ignores TERM and has a kill timeout T.
+func (h *Harness) phaseShutdown() error {
+	for _, n := range []int{3, 100} {
+		h.shutdownScenario("shutdown", fmt.Sprintf("N=%d", n), sleepers(n), 0)
+	}
+	stuck := sleepers(3)
+	stuck[2] = svc{name: "svc2", mode: "ignore-term", stopT: h.set.stopT}
+	h.shutdownScenario("shutdown-stuck", fmt.Sprintf("T=%s", h.set.stopT), stuck, h.set.stopT)
+	return nil
+}
+
+// shutdownScenario runs every supervisor with svcs, runs times, and adds
+// the rows; with a kill timeout T it also reports the time beyond T.
+func (h *Harness) shutdownScenario(scenario, metric string, svcs []svc, T time.Duration) {
+	samples := map[string][]float64{}
+	for r := range h.set.runs {
+		for _, sup := range supervisors {
+			if sup.name == sysSupervisor && r >= h.set.heavyRuns {
+				continue
+			}
+			d, err := h.shutdownOnce(sup, svcs, T)
+			if err != nil {
+				h.logf("%s: %s %s: %v", scenario, sup.name, metric, err)
+				continue
+			}
+			samples[sup.name] = append(samples[sup.name], d)
+		}
+	}
+	for _, sup := range supervisors {
+		h.res.add(scenario, sup.name, "SIGTERM → PID 1 gone, "+metric, "ms", samples[sup.name], "")
+		h.logf("%s: %-11s %s %s", scenario, sup.name, metric, brief(samples[sup.name], "ms"))
+		if T > 0 {
+			beyond := make([]float64, len(samples[sup.name]))
+			for i, d := range samples[sup.name] {
+				beyond[i] = d - msDur(T)
+			}
+			h.res.add(scenario, sup.name, "beyond T", "ms", beyond, "")
+		}
+	}
+}
+
+// shutdownOnce starts sup with svcs, waits until all are up, sends SIGTERM
+// to PID 1 and returns the time until the harness has waited for it.
+func (h *Harness) shutdownOnce(sup supervisor, svcs []svc, T time.Duration) (float64, error) {
+	in, err := h.startWith(sup, svcs)
+	if err != nil {
+		return 0, err
+	}
+	defer h.done(in)
+	if _, err := in.waitUp(time.Now().Add(60*time.Second), 0, names(svcs)); err != nil {
+		return 0, fmt.Errorf("services not up: %w", err)
+	}
+	time.Sleep(200 * time.Millisecond) // let the supervisor finish its start bookkeeping
+	t0 := mono()
+	if err := syscall.Kill(in.pid, syscall.SIGTERM); err != nil {
+		return 0, err
+	}
+	if err := in.waitGone(T + 20*time.Second); err != nil {
+		return 0, fmt.Errorf("PID 1 still there after %s: %w", T+20*time.Second, err)
+	}
+	return ms(in.goneAt - t0), nil
+}
