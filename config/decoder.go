@@ -61,7 +61,6 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	return resolve(doc.Content[0])
 }
 
-
 // parserProblems are the yaml.v3 (v3.0.1) parser errors, as opposed to
 // scanner errors. yaml.v3 reports their line 0-based (it adds 1 only for
 // scanner errors), so syntax adds it.

@@ -7,7 +7,7 @@ import (
 
 func TestValid(t *testing.T) {
 	tests := []struct {
-		name            string
+		name             string
 		service, profile bool
 	}{
 		{"gateway-coder", true, true},
