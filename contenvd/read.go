@@ -3,7 +3,6 @@ package contenvd
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,7 +55,8 @@ func Environ(dir string) ([]string, error) {
 
 // readVar reads one variable file. It never follows a symlink and never
 // blocks on a FIFO swapped in after ReadDir; ok is false when the file is
-// gone or is no longer a regular file.
+// gone or is no longer a regular file. Raw system calls: every service start
+// reads every variable.
 func readVar(p string) (value string, ok bool, err error) {
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) {
@@ -65,25 +65,26 @@ func readVar(p string) (value string, ok bool, err error) {
 	if err != nil {
 		return "", false, fmt.Errorf("open %s: %w", p, err)
 	}
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		return "", false, fmt.Errorf("stat %s: %w", p, err)
 	}
-	if !st.Mode().IsRegular() {
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return "", false, nil
 	}
-	b := make([]byte, 0, st.Size()+1)
+	b := make([]byte, 0, st.Size+1)
 	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return "", false, fmt.Errorf("read %s: %w", p, err)
+		case n == 0:
 			return string(b), true, nil
 		}
-		if err != nil {
-			return "", false, fmt.Errorf("read %s: %w", p, err)
-		}
+		b = b[:len(b)+n]
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}

@@ -100,6 +100,7 @@ func boot(args []string) int {
 	defer cancel()
 	go h.reaper.Run(ctx)
 	h.prepareRuntime()
+	serveControl := h.listenControl()
 	h.writeEnvDir()
 	if code := h.runHooks(); code >= 0 {
 		return code
@@ -113,7 +114,7 @@ func boot(args []string) int {
 	watchCtx, stopWatching := context.WithCancel(svcCtx)
 	h.stopWatching = stopWatching
 	synced := h.startDynamic(watchCtx)
-	h.serveControl(ctx)
+	serveControl(ctx)
 	select {
 	case <-synced:
 	case <-time.After(5 * time.Second):
