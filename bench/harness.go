@@ -245,3 +245,28 @@ func (h *Harness) baseEnv() []string {
 func (h *Harness) logf(format string, args ...any) {
 	fmt.Fprintf(h.log, "hbench: "+format+"\n", args...)
 }
+
+// startOneEach starts every supervisor with one sleeping service, svc0, and
+// waits until it runs. The instances started so far are returned even on
+// error, for doneAll.
+func (h *Harness) startOneEach() ([]*instance, error) {
+	var ins []*instance
+	for _, sup := range supervisors {
+		in, err := h.startWith(sup, sleepers(1))
+		if err != nil {
+			return ins, err
+		}
+		ins = append(ins, in)
+		if _, err := in.waitUp(time.Now().Add(30*time.Second), 0, []string{"svc0"}); err != nil {
+			return ins, fmt.Errorf("%s: svc0 not up: %w", sup.name, err)
+		}
+	}
+	return ins, nil
+}
+
+// doneAll ends every instance.
+func (h *Harness) doneAll(ins []*instance) {
+	for _, in := range ins {
+		h.done(in)
+	}
+}

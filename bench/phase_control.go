@@ -12,21 +12,10 @@ import (
 // from the harness). The floor is fork+exec+wait of the probe doing
 // nothing: the part of hsvc's figure that is a Go program's start.
 func (h *Harness) phaseControl() error {
-	var ins []*instance
-	defer func() {
-		for _, in := range ins {
-			h.done(in)
-		}
-	}()
-	for _, sup := range supervisors {
-		in, err := h.startWith(sup, sleepers(1))
-		if err != nil {
-			return err
-		}
-		ins = append(ins, in)
-		if _, err := in.waitUp(time.Now().Add(30*time.Second), 0, []string{"svc0"}); err != nil {
-			return fmt.Errorf("%s: svc0 not up: %w", sup.name, err)
-		}
+	ins, err := h.startOneEach()
+	defer h.doneAll(ins)
+	if err != nil {
+		return err
 	}
 	clients := h.clients(ins)
 	samples := make([][]float64, len(clients))

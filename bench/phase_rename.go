@@ -15,21 +15,10 @@ import (
 // `supervisorctl update` is run, also included. Last, s6 is given one
 // rename without the call, to show that it never starts by itself.
 func (h *Harness) phaseRename() error {
-	var ins []*instance
-	defer func() {
-		for _, in := range ins {
-			h.done(in)
-		}
-	}()
-	for _, sup := range supervisors {
-		in, err := h.startWith(sup, sleepers(1))
-		if err != nil {
-			return err
-		}
-		ins = append(ins, in)
-		if _, err := in.waitUp(time.Now().Add(30*time.Second), 0, []string{"svc0"}); err != nil {
-			return fmt.Errorf("%s: svc0 not up: %w", sup.name, err)
-		}
+	ins, err := h.startOneEach()
+	defer h.doneAll(ins)
+	if err != nil {
+		return err
 	}
 	samples := map[string][]float64{}
 	for r := range h.set.runs * 2 {

@@ -92,10 +92,6 @@ func boot(args []string) int {
 	}
 	h.set = set
 	h.lookupUser()
-	// Booting many services makes short-lived garbage (environments,
-	// expanded definitions): collect it once after the boot rather than
-	// several times during it.
-	debug.SetGCPercent(400)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.reaper.Run(ctx)
@@ -131,8 +127,8 @@ func boot(args []string) int {
 		return h.finish(supervise.ExecFailureCode(err))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
-	debug.SetGCPercent(100)
-	// Give the boot's garbage back to the system once, a moment later, so
+	// Booting many services leaves garbage behind (environments, expanded
+	// definitions): give it back to the system once, a moment later, so
 	// that the collection does not compete with main's own start.
 	time.AfterFunc(time.Second, debug.FreeOSMemory)
 	return h.loop()
