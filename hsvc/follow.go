@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 
 	"hinit/control"
 )
@@ -20,14 +20,11 @@ import (
 // the file already open at its end, or nil.
 func (c *cli) follow(path string, f *os.File) error {
 	defer func() { f.Close() }()
-	w, err := fsnotify.NewWatcher()
+	changes, stop, err := watchDir(filepath.Dir(path))
 	if err != nil {
-		return exitf(control.CodeFailed, "follow %s: %v", path, err)
-	}
-	defer w.Close()
-	if err := w.Add(filepath.Dir(path)); err != nil {
 		return exitf(control.CodeFailed, "follow %s: watch its directory: %v", path, err)
 	}
+	defer stop()
 	for {
 		// Catch up first: the file may have grown or been replaced
 		// before the watch began, or between two events.
@@ -37,14 +34,47 @@ func (c *cli) follow(path string, f *os.File) error {
 		select {
 		case <-c.ctx.Done():
 			return nil
-		case err := <-w.Errors:
-			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				return exitf(control.CodeFailed, "follow %s: %v", path, err)
+		case _, ok := <-changes:
+			if !ok {
+				return exitf(control.CodeFailed, "follow %s: the watch of its directory ended", path)
 			}
-		case <-w.Events:
-			// Whatever changed in the directory, catching up tells.
+			// Whatever changed in the directory (an overflow included),
+			// catching up tells.
 		}
 	}
+}
+
+// watchDir reports, on changes, that something happened in dir: a file
+// written, created, renamed or removed. It reads inotify through Go's
+// netpoller, so hsvc sleeps between changes. stop ends the watch; changes is
+// closed if the watch breaks.
+func watchDir(dir string) (changes <-chan struct{}, stop func(), err error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, nil, err
+	}
+	const mask = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
+		unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ATTRIB | unix.IN_ONLYDIR
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+		unix.Close(fd)
+		return nil, nil, err
+	}
+	in := os.NewFile(uintptr(fd), "inotify")
+	ch := make(chan struct{}, 1)
+	go func() {
+		defer close(ch)
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := in.Read(buf); err != nil {
+				return
+			}
+			select {
+			case ch <- struct{}{}:
+			default: // a change is already pending
+			}
+		}
+	}()
+	return ch, func() { in.Close() }, nil
 }
 
 // catchUp copies what f has beyond its offset, then switches to the file
