@@ -72,6 +72,7 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 		return
 	}
 	r.arm(timerRestart, delay)
+	r.deps.Log.Info("backing off", "svc", r.name, "delay", delay.Round(time.Millisecond))
 	r.set(StateBackoff, fmt.Sprintf("%s; restarting in %v", desc, delay.Round(time.Millisecond)))
 }
 

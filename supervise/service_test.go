@@ -3,7 +3,6 @@ package supervise
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,15 +40,40 @@ type fixture struct {
 	mu     sync.Mutex
 	env    map[string]string
 	failed []string
+	logged syncLog // hinit's log lines
+}
+
+// syncLog collects log output for assertions.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	f := &fixture{t: t, env: map[string]string{"PATH": os.Getenv("PATH"), "HINIT_TESTPROG": "1"}}
+	log := slog.New(slog.NewTextHandler(&f.logged, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == slog.LevelKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
 	ctx, cancel := context.WithCancel(context.Background())
 	rp := reaper.New(log)
 	go rp.Run(ctx)
-	f := &fixture{t: t, env: map[string]string{"PATH": os.Getenv("PATH"), "HINIT_TESTPROG": "1"}}
 	deps := &Deps{Spawner: rp, Log: log, Root: os.Getuid() == 0,
 		Environ: func() map[string]string {
 			f.mu.Lock()
@@ -164,22 +188,12 @@ func TestCrashLoopBacksOffThenGivesUp(t *testing.T) {
 	d.GiveUp = config.GiveUp{Restarts: 5, Within: time.Minute}
 	d.Essential = true
 	s := f.add(d, true)
+	st := waitState(t, s, StateFailed)
 	var delays []string
-	seen := map[int]bool{}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	st, err := s.WaitFor(ctx, func(st Status) bool {
-		if st.State == StateBackoff {
-			_, d, _ := strings.Cut(st.Reason, "restarting in ")
-			if !seen[st.Restarts] {
-				seen[st.Restarts] = true
-				delays = append(delays, d)
-			}
+	for _, l := range strings.Split(f.logged.String(), "\n") {
+		if _, d, ok := strings.Cut(l, `msg="backing off" svc=crash delay=`); ok {
+			delays = append(delays, d)
 		}
-		return st.State == StateFailed
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if got := strings.Join(delays, " "); got != "50ms 100ms 200ms 200ms 200ms" {
 		t.Errorf("backoff delays %q, want 50ms 100ms 200ms 200ms 200ms", got)
