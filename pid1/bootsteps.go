@@ -21,10 +21,7 @@ func (h *hinit) writeEnvDir() {
 		return
 	}
 	dir := filepath.Join(h.set.runtimeDir, "env")
-	env := environ()
-	for k, v := range h.set.cfg.Env {
-		env[k] = config.Expand(v, env)
-	}
+	env := h.bootEnviron()
 	if err := contenvd.Write(dir, supervise.EnvList(env), h.userGID(), h.log); err != nil {
 		h.log.Error(fmt.Sprintf("environment dir: %v; services get hinit's own environment", err))
 		return
@@ -44,9 +41,20 @@ func (h *hinit) containerEnv() map[string]string {
 			h.log.Warn("environment dir unreadable: using hinit's own environment", "err", err)
 		}
 	}
-	env := environ()
+	return h.bootEnviron()
+}
+
+// bootEnviron is hinit's own environment plus env: of hinit.yaml, whose
+// ${VAR} references are expanded against hinit's own environment (never
+// against each other, which would depend on map order).
+func (h *hinit) bootEnviron() map[string]string {
+	own := environ()
+	env := make(map[string]string, len(own)+len(h.set.cfg.Env))
+	for k, v := range own {
+		env[k] = v
+	}
 	for k, v := range h.set.cfg.Env {
-		env[k] = config.Expand(v, env)
+		env[k] = config.Expand(v, own)
 	}
 	return env
 }
