@@ -2,6 +2,7 @@ package pid1
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -48,15 +49,16 @@ func routeMain(m config.Main, args []string, env map[string]string) []string {
 	return append(slices.Clone(m.Wrap), args...)
 }
 
-// startMain starts main in the container environment env (which it
-// completes with main.env and the user's HOME, USER and LOGNAME). With a terminal on stdin, main gets its own
+// startMain starts main in the container environment, completed with
+// main.env and the HOME, USER and LOGNAME of main's user. With a terminal on stdin, main gets its own
 // process group, made the terminal's foreground group (the child does it
 // between fork and exec, with signals blocked, so no SIGTTOU can stop it);
 // without one it still gets its own group so that shutdown can kill all of
 // it.
-func (h *hinit) startMain(argv []string, env map[string]string) (*mainProc, error) {
+func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc, error) {
+	env := maps.Clone(container)
 	for k, v := range h.set.cfg.Main.Env {
-		env[k] = config.Expand(v, env)
+		env[k] = config.Expand(v, container)
 	}
 	cred, err := h.mainCredential(env)
 	if err != nil {
