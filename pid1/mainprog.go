@@ -50,11 +50,11 @@ func routeMain(m config.Main, args []string, env map[string]string) []string {
 }
 
 // startMain starts main in the container environment, completed with
-// main.env and the HOME, USER and LOGNAME of main's user. With a terminal on stdin, main gets its own
-// process group, made the terminal's foreground group (the child does it
-// between fork and exec, with signals blocked, so no SIGTTOU can stop it);
-// without one it still gets its own group so that shutdown can kill all of
-// it.
+// main.env and the HOME, USER and LOGNAME of main's user. With a terminal
+// on stdin, main gets its own process group, made the terminal's foreground
+// group (the child does it between fork and exec, with signals blocked, so
+// no SIGTTOU can stop it); without one it still gets its own group so that
+// shutdown can kill all of it.
 func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc, error) {
 	env := maps.Clone(container)
 	for k, v := range h.set.cfg.Main.Env {
