@@ -1,11 +1,14 @@
 package pid1
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"hinit/config"
 	"hinit/contenvd"
@@ -66,6 +69,10 @@ func (h *hinit) bootEnviron() map[string]string {
 func (h *hinit) runHooks() int {
 	for _, hook := range h.set.cfg.Boot {
 		status, err := h.runHook(hook)
+		if errors.Is(err, errInterrupted) {
+			h.log.Info("boot interrupted: stopping the container", "hook", hook.Name, "err", err)
+			return status
+		}
 		if status == 0 && err == nil {
 			h.log.Info("boot hook done", "hook", hook.Name)
 			continue
@@ -86,9 +93,15 @@ func (h *hinit) runHooks() int {
 	return -1
 }
 
+// errInterrupted says a shutdown signal (docker stop) came during the boot.
+var errInterrupted = errors.New("interrupted")
+
 // runHook runs one hook in its own process group and returns its exit
 // status; a hook that outlives its timeout is killed with its group and
-// gets status 124, as timeout(1) reports.
+// gets status 124, as timeout(1) reports. A shutdown signal during the
+// hook (docker stop while the image sets itself up) stops the hook the same
+// way and ends the boot with 128+N: a container must answer docker stop
+// even before main runs. Other signals have no main to go to yet.
 func (h *hinit) runHook(hook config.Hook) (int, error) {
 	env := h.containerEnv()
 	argv := hook.Command
@@ -117,13 +130,23 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	}
 	timer := time.NewTimer(hook.Timeout)
 	defer timer.Stop()
-	select {
-	case st := <-done:
-		return st.ExitStatus(), nil
-	case <-timer.C:
-		syscall.Kill(-pid, syscall.SIGKILL)
-		<-done
-		return 124, fmt.Errorf("timed out after %v", hook.Timeout)
+	for {
+		select {
+		case st := <-done:
+			return st.ExitStatus(), nil
+		case <-timer.C:
+			syscall.Kill(-pid, syscall.SIGKILL)
+			<-done
+			return 124, fmt.Errorf("timed out after %v", hook.Timeout)
+		case sig := <-h.sigs:
+			if !beginsShutdown(sig) {
+				continue
+			}
+			syscall.Kill(-pid, syscall.SIGKILL)
+			<-done
+			s := sig.(syscall.Signal)
+			return 128 + int(s), fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
+		}
 	}
 }
 

@@ -200,3 +200,22 @@ func readJSON(t *testing.T, path string) map[string]any {
 	}
 	return m
 }
+
+// docker stop during a long boot hook stops the hook and the container at
+// once with 128+15, instead of waiting for the hook's timeout.
+func TestStopDuringBootHook(t *testing.T) {
+	cfg := "boot:\n  - {name: slow, command: [/bin/sh, -c, 'echo hook-running; exec sleep 60'], timeout: 60s}\n"
+	p := startInit(t, initOpts{config: cfg, args: []string{"/bin/echo", "main-ran"}})
+	p.waitOutput("hook-running", false)
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 143 {
+		t.Errorf("TERM during a boot hook: exit %d, want 143", code)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("TERM during a boot hook took %v", took)
+	}
+	if strings.Contains(p.stdout.String(), "main-ran") {
+		t.Error("main ran after the boot was interrupted")
+	}
+}
