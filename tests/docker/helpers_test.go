@@ -73,7 +73,9 @@ func name(t *testing.T) string {
 // baseOpts are the options of every container: no network, this run's
 // label, a name.
 func baseOpts(t *testing.T, n string) []string {
-	return []string{"--network", "none", "--label", runLabel, "--name", n}
+	// --pull never: nothing here may ever reach a registry, even when the
+	// test image is missing.
+	return []string{"--pull", "never", "--network", "none", "--label", runLabel, "--name", n}
 }
 
 // runOnce runs a container to its end (docker run --rm) and returns how it
@@ -249,7 +251,7 @@ func decodeState(t *testing.T, data string) map[string]any {
 func volumeFile(t *testing.T, vol, path string) string {
 	t.Helper()
 	n := name(t)
-	return must(t, "run", "--rm", "--network", "none", "--label", runLabel, "--name", n,
+	return must(t, "run", "--rm", "--pull", "never", "--network", "none", "--label", runLabel, "--name", n,
 		"-v", vol+":/opt/data", "--entrypoint", "/bin/cat", image, path)
 }
 
