@@ -1,7 +1,6 @@
 package hsvc
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"hinit/control"
+	"hinit/internal/testprog"
 )
 
 // fakeHinit answers the control protocol like a small hinit would, from a
@@ -118,24 +118,6 @@ func (f *fakeHinit) count() int {
 // testNow is the fixed clock of the golden tests.
 var testNow = time.Date(2026, 5, 21, 6, 18, 5, 0, time.UTC)
 
-// syncBuffer is a bytes.Buffer safe for a writer and a polling reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serve runs h behind a real control socket until the test ends and
 // returns the socket's path.
 func serve(t *testing.T, h control.Handler) string {
@@ -158,8 +140,8 @@ func serve(t *testing.T, h control.Handler) string {
 }
 
 // newCLI is a hsvc run against the socket at sock with the fixed clock.
-func newCLI(ctx context.Context, sock string) (*cli, *syncBuffer, *syncBuffer) {
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+func newCLI(ctx context.Context, sock string) (*cli, *testprog.Buffer, *testprog.Buffer) {
+	stdout, stderr := &testprog.Buffer{}, &testprog.Buffer{}
 	return &cli{ctx: ctx, stdout: stdout, stderr: stderr, sock: sock, now: func() time.Time { return testNow }}, stdout, stderr
 }
 

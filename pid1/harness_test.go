@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,24 +45,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // initOpts says how to start hinit for a test.
 type initOpts struct {
 	config   string   // hinit.yaml; "" = none (built-in defaults)
@@ -81,8 +62,8 @@ type initProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	dir    string
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *testprog.Buffer
+	stderr *testprog.Buffer
 	done   chan struct{}
 	code   int
 }
@@ -110,7 +91,7 @@ func startInit(t *testing.T, o initOpts) *initProc {
 		t.Fatal(err)
 	}
 	self := testprog.Command("x")[0]
-	p := &initProc{t: t, dir: dir, stdout: new(syncBuffer), stderr: new(syncBuffer), done: make(chan struct{})}
+	p := &initProc{t: t, dir: dir, stdout: new(testprog.Buffer), stderr: new(testprog.Buffer), done: make(chan struct{})}
 	p.cmd = exec.Command(self, append([]string{"--"}, o.args...)...)
 	if o.dropCaps != "" {
 		p.cmd = exec.Command("setpriv", append([]string{"--bounding-set=" + o.dropCaps, self, "--"}, o.args...)...)

@@ -25,7 +25,7 @@ func TestTTYPassthrough(t *testing.T) {
 	}
 	defer ptmx.Close()
 	cfg := fmt.Sprintf("services:\n  chatty: {command: %s}\n", prog("echo", "5", "service-line"))
-	var out syncBuffer
+	var out testprog.Buffer
 	go io.Copy(&out, ptmx)
 	p := startInit(t, initOpts{config: cfg, tty: tty, env: []string{"TERM=xterm-256color"}, args: argv(prog("tty"))})
 	tty.Close()

@@ -40,25 +40,7 @@ type fixture struct {
 	mu     sync.Mutex
 	env    map[string]string
 	failed []string
-	logged syncLog // hinit's log lines
-}
-
-// syncLog collects log output for assertions.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	logged testprog.Buffer // hinit's log lines
 }
 
 func newFixture(t *testing.T) *fixture {
