@@ -5,14 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 )
 
 // testGID is the control group of the test servers: a group no test
@@ -51,18 +49,6 @@ func helperDial(path string) int {
 	}
 	json.NewEncoder(os.Stdout).Encode(out)
 	return 0
-}
-
-// waitFor polls cond until it holds or 5 s have passed.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // testLog is a logger that writes into the test's log.
@@ -176,12 +162,4 @@ func rawExchange(t *testing.T, path string, payload []byte) *Response {
 		t.Fatalf("read response to %.60q: %v", payload, err)
 	}
 	return resp
-}
-
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprint(err))
-	}
-	return b
 }
