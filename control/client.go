@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"net"
 	"path/filepath"
 	"time"
 )
@@ -46,7 +46,7 @@ func SocketPath(getenv func(string) string) string {
 // again.
 type Client struct {
 	path string
-	conn net.Conn // opened by Dial, not yet used; nil after
+	conn *Conn // opened by Dial, not yet used; nil after
 }
 
 // Dial connects to the control socket at path. The error wraps
@@ -74,8 +74,8 @@ func (c *Client) Close() error {
 	return err
 }
 
-func (c *Client) dial() (net.Conn, error) {
-	conn, err := (&net.Dialer{Timeout: dialTimeout}).Dial("unix", c.path)
+func (c *Client) dial() (*Conn, error) {
+	conn, err := dialUnix(c.path, dialTimeout)
 	switch {
 	case err == nil:
 		return conn, nil
@@ -113,7 +113,7 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 // exchange writes the request line and reads the response line. A failed
 // write is not the end: the server may have answered already (request too
 // large, busy) and that answer says more than EPIPE.
-func exchange(conn net.Conn, req *Request) (*Response, error) {
+func exchange(conn *Conn, req *Request) (*Response, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s request: %w", req.Verb, err)
@@ -130,8 +130,8 @@ func exchange(conn net.Conn, req *Request) (*Response, error) {
 }
 
 // readResponse reads and decodes one response line.
-func readResponse(conn net.Conn) (*Response, error) {
-	br := bufio.NewReader(&limitedConn{conn, maxResponse})
+func readResponse(conn io.Reader) (*Response, error) {
+	br := bufio.NewReader(&limitedReader{conn, maxResponse})
 	line, err := br.ReadBytes('\n')
 	if err != nil && len(line) == 0 {
 		return nil, fmt.Errorf("read answer: hinit closed the connection without one: %w", err)
@@ -146,21 +146,21 @@ func readResponse(conn net.Conn) (*Response, error) {
 	return &resp, nil
 }
 
-// limitedConn stops reading after n bytes, so that a broken peer cannot
+// limitedReader stops reading after n bytes, so that a broken peer cannot
 // make the client buffer without end.
-type limitedConn struct {
-	net.Conn
+type limitedReader struct {
+	r io.Reader
 	n int64
 }
 
-func (l *limitedConn) Read(p []byte) (int, error) {
+func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
 		return 0, fmt.Errorf("response longer than %d bytes", maxResponse)
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
 	}
-	n, err := l.Conn.Read(p)
+	n, err := l.r.Read(p)
 	l.n -= int64(n)
 	return n, err
 }

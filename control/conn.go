@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"os"
 	"time"
 )
 
@@ -19,7 +19,7 @@ const writeTimeout = 5 * time.Second
 var errTooLarge = errors.New("request too large")
 
 // serveConn runs one connection: credentials, request, response.
-func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
+func (s *Server) serveConn(ctx context.Context, conn *Conn) {
 	defer conn.Close()
 	defer s.logPanic("serving a control connection")
 	caller, err := s.callerOf(conn)
@@ -51,12 +51,8 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 }
 
 // callerOf identifies the peer of conn.
-func (s *Server) callerOf(conn net.Conn) (Caller, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return Caller{}, fmt.Errorf("peer credentials: %T is not a unix socket", conn)
-	}
-	cred, err := peerCred(uc)
+func (s *Server) callerOf(conn *Conn) (Caller, error) {
+	cred, err := conn.peerCred()
 	if err != nil {
 		return Caller{}, err
 	}
@@ -65,15 +61,14 @@ func (s *Server) callerOf(conn net.Conn) (Caller, error) {
 
 // badRead answers a request that could not be read, when there is anyone
 // left to answer.
-func (s *Server) badRead(conn net.Conn, c Caller, err error) {
-	var ne net.Error
+func (s *Server) badRead(conn *Conn, c Caller, err error) {
 	switch {
 	case errors.Is(err, io.EOF):
 		return // connected and left without a word
 	case errors.Is(err, errTooLarge):
 		s.Log.Warn("control: request too large", "uid", c.UID, "pid", c.PID)
 		writeResponse(conn, Errorf(CodeUsage, "request too large: at most %d bytes", MaxRequest), writeTimeout)
-	case errors.As(err, &ne) && ne.Timeout():
+	case errors.Is(err, os.ErrDeadlineExceeded):
 		s.Log.Warn("control: no request in time, dropping connection", "uid", c.UID, "pid", c.PID)
 		writeResponse(conn, Errorf(CodeUsage, "no request within %v: send one JSON line after connecting", s.ReadTimeout), writeTimeout)
 	default:
@@ -106,7 +101,7 @@ func readRequest(br *bufio.Reader) (line []byte, eof bool, err error) {
 }
 
 // writeResponse sends resp as one line, giving up after timeout.
-func writeResponse(conn net.Conn, resp *Response, timeout time.Duration) error {
+func writeResponse(conn *Conn, resp *Response, timeout time.Duration) error {
 	b, err := json.Marshal(resp)
 	if err != nil {
 		b, _ = json.Marshal(Errorf(CodeFailed, "hinit could not encode its answer: %v", err))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,7 +21,7 @@ var ErrNotSocket = errors.New("not a socket")
 // reachable at path with the wrong mode, and rename never follows a
 // symlink. The directory must be root-owned (it is hinit's runtime dir).
 // Closing the listener removes the socket file.
-func Listen(path string, gid int) (net.Listener, error) {
+func Listen(path string, gid int) (*Listener, error) {
 	if err := checkStale(path); err != nil {
 		return nil, err
 	}
@@ -30,11 +29,16 @@ func Listen(path string, gid int) (net.Listener, error) {
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("listen %s: remove leftover %s: %w", path, tmp, err)
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	f, err := listenUnix(tmp)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
-	ln.SetUnlinkOnClose(false)
+	ln, err := newAcceptor(f)
+	if err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("listen %s: %w", path, err)
+	}
 	if err := placeSocket(tmp, path, gid); err != nil {
 		ln.Close()
 		os.Remove(tmp)
@@ -45,7 +49,7 @@ func Listen(path string, gid int) (net.Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
-	return &listener{UnixListener: ln, path: path, st: st}, nil
+	return &Listener{acceptor: ln, path: path, st: st}, nil
 }
 
 // checkStale accepts a missing path or a socket (stale or not: a second
@@ -81,17 +85,17 @@ func placeSocket(tmp, path string, gid int) error {
 	return nil
 }
 
-// listener removes its socket file on Close, unless another process has
-// replaced it meanwhile.
-type listener struct {
-	*net.UnixListener
+// Listener accepts connections on the control socket, and removes its
+// socket file on Close unless another process has replaced it meanwhile.
+type Listener struct {
+	*acceptor
 	path string
 	st   os.FileInfo
 }
 
 // Close stops listening and removes the socket file if it is still ours.
-func (l *listener) Close() error {
-	err := l.UnixListener.Close()
+func (l *Listener) Close() error {
+	err := l.acceptor.Close()
 	if st, serr := os.Lstat(l.path); serr == nil && os.SameFile(st, l.st) {
 		if rerr := os.Remove(l.path); rerr != nil && err == nil {
 			err = fmt.Errorf("remove %s: %w", l.path, rerr)
@@ -99,9 +103,3 @@ func (l *listener) Close() error {
 	}
 	return err
 }
-
-// Ensure the wrapped listener still yields *net.UnixConn, which Serve needs
-// for SO_PEERCRED.
-var _ interface {
-	AcceptUnix() (*net.UnixConn, error)
-} = (*listener)(nil)

@@ -3,7 +3,6 @@ package control
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -11,27 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// peerCred reads the uid, gid and pid of the process at the other end of
-// conn (SO_PEERCRED), as they were when it connected.
-func peerCred(conn *net.UnixConn) (*unix.Ucred, error) {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("peer credentials: %w", err)
-	}
-	var cred *unix.Ucred
-	var credErr error
-	err = raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if err == nil {
-		err = credErr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("peer credentials: %w", err)
-	}
-	return cred, nil
-}
 
 // callerOf turns peer credentials into a Caller. Supplementary groups are
 // not part of SO_PEERCRED: they come from /proc/<pid>/status, read now. A

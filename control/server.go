@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/user"
 	"runtime/debug"
@@ -45,7 +44,7 @@ type Server struct {
 }
 
 // Serve serves the control protocol on ln until ctx ends; see Server.
-func Serve(ctx context.Context, ln net.Listener, h Handler, controlGID int, log *slog.Logger) error {
+func Serve(ctx context.Context, ln *Listener, h Handler, controlGID int, log *slog.Logger) error {
 	s := &Server{Handler: h, ControlGID: controlGID, Log: log}
 	return s.Serve(ctx, ln)
 }
@@ -54,7 +53,7 @@ func Serve(ctx context.Context, ln net.Listener, h Handler, controlGID int, log 
 // it closes ln, waits for the requests in flight (their contexts are
 // cancelled) and returns nil. It returns an error only when ln fails for
 // good.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+func (s *Server) Serve(ctx context.Context, ln *Listener) error {
 	s.setDefaults()
 	var wg sync.WaitGroup
 	defer wg.Wait() // runs last: after cancel has ended the requests in flight
@@ -92,7 +91,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // otherwise (out of file descriptors, ...) logged and retried after a
 // growing delay, as net/http does, so that a full fd table does not spin.
 func (s *Server) acceptFailed(ctx context.Context, err error, delay time.Duration) (time.Duration, error) {
-	if errors.Is(err, net.ErrClosed) {
+	if errors.Is(err, os.ErrClosed) {
 		return 0, fmt.Errorf("accept: %w", err)
 	}
 	delay = min(max(2*delay, 5*time.Millisecond), time.Second)
@@ -133,7 +132,7 @@ func groupName(gid int) string {
 
 // refuseBusy answers a connection beyond MaxInFlight without reading it.
 // The socket is fresh, so the short write cannot block the accept loop.
-func (s *Server) refuseBusy(conn net.Conn) {
+func (s *Server) refuseBusy(conn *Conn) {
 	defer conn.Close()
 	s.Log.Warn("control: too many requests in flight, refusing one", "max", s.MaxInFlight)
 	resp := Errorf(CodeFailed, "hinit is busy (%d requests in flight): try again in a moment", s.MaxInFlight)

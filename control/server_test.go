@@ -294,8 +294,8 @@ func TestServeListenerClosed(t *testing.T) {
 	}()
 	<-h.waiting
 	ln.Close()
-	if err := <-done; !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("Serve: %v, want net.ErrClosed", err)
+	if err := <-done; !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("Serve: %v, want os.ErrClosed", err)
 	}
 	if err := <-h.endedBy; !errors.Is(err, context.Canceled) {
 		t.Fatalf("wait ended by %v", err)

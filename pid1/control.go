@@ -3,7 +3,6 @@ package pid1
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 
 	"hinit/control"
@@ -20,7 +19,7 @@ func (h *hinit) listenControl() (serve func(context.Context)) {
 	}
 	gid := h.userGID()
 	path := filepath.Join(h.set.runtimeDir, control.SocketName)
-	ready := make(chan net.Listener, 1)
+	ready := make(chan *control.Listener, 1)
 	go func() {
 		ln, err := control.Listen(path, gid)
 		if err != nil {

@@ -1,0 +1,168 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The control socket is a unix stream socket held in an *os.File: the
+// runtime's poller gives its accepts, reads and writes the same wake-ups
+// and deadlines that package net would, without linking net into hinit
+// (its resolver, TCP and IP code are half a megabyte of PID 1's binary and
+// memory that hinit never uses; docs/decisions.md).
+
+// listenBacklog is the accept queue asked for; the kernel caps it at
+// net.core.somaxconn.
+const listenBacklog = 4096
+
+// Conn is one connection on the control socket, accepted or dialed.
+type Conn struct {
+	f *os.File
+}
+
+func newConn(fd int, name string) *Conn {
+	return &Conn{f: os.NewFile(uintptr(fd), name)}
+}
+
+// Read reads from the connection; io.EOF when the peer has closed it, an
+// error matching os.ErrDeadlineExceeded when the read deadline passed.
+func (c *Conn) Read(p []byte) (int, error) { return c.f.Read(p) }
+
+// Write writes all of p, or fails (os.ErrDeadlineExceeded past the write
+// deadline).
+func (c *Conn) Write(p []byte) (int, error) { return c.f.Write(p) }
+
+// Close closes the connection; a Read or Write blocked on it returns.
+func (c *Conn) Close() error { return c.f.Close() }
+
+// SetDeadline sets the read and write deadlines; the zero time clears them.
+func (c *Conn) SetDeadline(t time.Time) error { return c.f.SetDeadline(t) }
+
+// SetReadDeadline sets the read deadline; the zero time clears it.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.f.SetReadDeadline(t) }
+
+// SetWriteDeadline sets the write deadline; the zero time clears it.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.f.SetWriteDeadline(t) }
+
+// peerCred reads the uid, gid and pid of the process at the other end
+// (SO_PEERCRED), as they were when it connected.
+func (c *Conn) peerCred() (*unix.Ucred, error) {
+	raw, err := c.f.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("peer credentials: %w", err)
+	}
+	var cred *unix.Ucred
+	var credErr error
+	err = raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if err == nil {
+		err = credErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("peer credentials: %w", err)
+	}
+	return cred, nil
+}
+
+// listenUnix binds a listening socket at path (which must not exist).
+func listenUnix(path string) (*os.File, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("bind", err)
+	}
+	if err := unix.Listen(fd, listenBacklog); err != nil {
+		unix.Close(fd)
+		os.Remove(path)
+		return nil, os.NewSyscallError("listen", err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// acceptor waits for and accepts connections on a listening socket.
+type acceptor struct {
+	f      *os.File
+	raw    syscall.RawConn
+	closed atomic.Bool
+}
+
+func newAcceptor(f *os.File) (*acceptor, error) {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &acceptor{f: f, raw: raw}, nil
+}
+
+// Accept waits for the next connection. After Close it returns an error
+// matching os.ErrClosed.
+func (a *acceptor) Accept() (*Conn, error) {
+	var nfd int
+	var aerr error
+	err := a.raw.Read(func(fd uintptr) bool {
+		for {
+			nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			// EINTR, ECONNABORTED: this attempt only; EAGAIN: wait for the poller.
+			if aerr != unix.EINTR && aerr != unix.ECONNABORTED {
+				return aerr != unix.EAGAIN
+			}
+		}
+	})
+	switch {
+	case a.closed.Load():
+		if aerr == nil && err == nil {
+			unix.Close(nfd)
+		}
+		return nil, fmt.Errorf("accept: %w", os.ErrClosed)
+	case err != nil:
+		return nil, fmt.Errorf("accept: %w", err)
+	case aerr != nil:
+		return nil, os.NewSyscallError("accept", aerr)
+	}
+	return newConn(nfd, a.f.Name()), nil
+}
+
+// Close stops accepting; a blocked Accept returns.
+func (a *acceptor) Close() error {
+	a.closed.Store(true)
+	return a.f.Close()
+}
+
+// dialUnix connects to the socket at path. connect(2) blocks only while the
+// listener's accept queue is full; timeout bounds that wait (SO_SNDTIMEO
+// applies to a unix stream connect), after which it fails with EAGAIN.
+func dialUnix(path string, timeout time.Duration) (*Conn, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	tv := unix.NsecToTimeval(timeout.Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("setsockopt", err)
+	}
+	for {
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err == nil {
+		err = unix.SetNonblock(fd, true) // so that the poller takes it
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, os.NewSyscallError("connect", err)
+	}
+	return newConn(fd, path), nil
+}
