@@ -1,8 +1,6 @@
 package config
 
 import (
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -212,12 +210,8 @@ func validHostPort(s string) bool {
 	if strings.ContainsAny(s, "${") {
 		return true
 	}
-	_, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return false
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	return err == nil && p > 0
+	_, _, err := SplitHostPort(s)
+	return err == nil
 }
 
 func (d *decoder) log(n *yaml.Node, path string) Log {

@@ -3,7 +3,7 @@ package supervise
 import (
 	"bytes"
 	"context"
-	"net"
+	"net/netip"
 	"os"
 	"time"
 )
@@ -28,8 +28,12 @@ func (r *runner) readiness(ctx context.Context, inst *instance, files *[]uintptr
 		go awaitNewline(pr, inst.ready)
 		return pw, nil
 	case rd.TCP != "":
+		ap, err := probeAddr(rd.TCP)
+		if err != nil {
+			return nil, err
+		}
 		inst.ready = make(chan struct{})
-		go awaitTCP(ctx, rd.TCP, inst.ready)
+		go awaitTCP(ctx, ap, inst.ready)
 	case rd.Delay > 0:
 		inst.ready = make(chan struct{})
 		go awaitDelay(ctx, rd.Delay, inst.ready)
@@ -57,15 +61,10 @@ func awaitNewline(pr *os.File, ready chan struct{}) {
 // awaitTCP closes ready once addr accepts a connection. It probes with a
 // growing interval (10 ms up to 500 ms) until the instance ends: a probe
 // only runs while a service is starting, never when idle.
-func awaitTCP(ctx context.Context, addr string, ready chan struct{}) {
+func awaitTCP(ctx context.Context, ap netip.AddrPort, ready chan struct{}) {
 	wait := 10 * time.Millisecond
-	var d net.Dialer
 	for {
-		dctx, cancel := context.WithTimeout(ctx, time.Second)
-		c, err := d.DialContext(dctx, "tcp", addr)
-		cancel()
-		if err == nil {
-			c.Close()
+		if dialTCP(ctx, ap, time.Second) == nil {
 			close(ready)
 			return
 		}
