@@ -25,6 +25,7 @@ type Harness struct {
 	tmp                string
 	seq                int
 	log                io.Writer
+	systems            map[string]bool // -systems; nil: all
 }
 
 // settings are the sizes of one mode: quick (< 2 min) or full (< 20 min).
@@ -78,6 +79,7 @@ func Main(args []string) int {
 	runs := fs.Int("runs", 0, "repetitions of a cheap measurement (0: the mode's)")
 	sizes := fs.String("sizes", "", "service counts of the memory and cold start scenarios, e.g. 3,100 (empty: the mode's)")
 	render := fs.String("render", "", "measure nothing: rewrite the docs from this results file")
+	systems := fs.String("systems", "", "comma-separated systems to run (empty: all): hinit,s6,supervisord,tini,dumb-init,catatonit; the floors always run")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -91,6 +93,9 @@ func Main(args []string) int {
 	h, err := newHarness(*bin, *probe, *quick, *keep)
 	if err == nil {
 		err = h.override(*runs, *sizes)
+	}
+	if err == nil && *systems != "" {
+		err = h.only(strings.Split(*systems, ","))
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hbench: %v\n", err)
@@ -127,6 +132,28 @@ func (h *Harness) override(runs int, sizes string) error {
 	}
 	h.res.Settings = h.describeSettings()
 	return nil
+}
+
+// only restricts the run to the named systems (the floors always run).
+func (h *Harness) only(names []string) error {
+	h.systems = map[string]bool{}
+	for _, n := range names {
+		known := slices.Contains([]string{sysHinit, sysS6, sysSupervisor, sysTini, sysDumbInit, sysCatatonit}, n)
+		if !known {
+			return fmt.Errorf("-systems: unknown system %q", n)
+		}
+		h.systems[n] = true
+	}
+	supervisors = slices.DeleteFunc(supervisors, func(s supervisor) bool { return !h.systems[s.name] })
+	return nil
+}
+
+// wanted keeps the systems of list that this run measures.
+func (h *Harness) wanted(list []string) []string {
+	if h.systems == nil {
+		return list
+	}
+	return slices.DeleteFunc(list, func(s string) bool { return s != sysFloor && !h.systems[s] })
 }
 
 func phaseNames() string {

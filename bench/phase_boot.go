@@ -12,7 +12,7 @@ import (
 // is the same probe forked and exec'd by the namespace's first process
 // with no init in between.
 func (h *Harness) phaseBoot() error {
-	systems := []string{sysFloor, sysHinit, sysTini, sysDumbInit, sysCatatonit}
+	systems := h.wanted([]string{sysFloor, sysHinit, sysTini, sysDumbInit, sysCatatonit})
 	samples := map[string][]float64{}
 	for r := -1; r < h.set.runs*2; r++ { // run -1 warms the page cache
 		for _, sys := range systems {

@@ -14,7 +14,7 @@ import (
 // reaping N zombie children of its own with wait4. The kernel's work of
 // ending the child and reparenting its zombies is reported apart.
 func (h *Harness) phaseOrphans() error {
-	systems := []string{sysFloor, sysHinit, sysTini, sysDumbInit, sysCatatonit, sysS6}
+	systems := h.wanted([]string{sysFloor, sysHinit, sysTini, sysDumbInit, sysCatatonit, sysS6})
 	reap := map[string][]float64{}
 	exit := map[string][]float64{}
 	for range h.set.runs {

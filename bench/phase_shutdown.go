@@ -10,6 +10,7 @@ import (
 // harness, its parent): with N cooperative services, and with three
 // services of which one ignores TERM and has a kill timeout T.
 func (h *Harness) phaseShutdown() error {
+	h.shutdownFloors()
 	for _, n := range []int{3, 100} {
 		h.shutdownScenario("shutdown", fmt.Sprintf("N=%d", n), sleepers(n), 0)
 	}
@@ -67,6 +68,59 @@ func (h *Harness) shutdownOnce(sup supervisor, svcs []svc, T time.Duration) (flo
 	}
 	if err := in.waitGone(T + 20*time.Second); err != nil {
 		return 0, fmt.Errorf("PID 1 still there after %s: %w", T+20*time.Second, err)
+	}
+	return ms(in.goneAt - t0), nil
+}
+
+// shutdownFloors measures what exiting at SIGTERM costs a Go program that
+// is PID 1 and supervises nothing: once as is, once holding one inotify
+// watch. The second is the floor of anything that watches a scandir with
+// inotify (SPEC §3): closing an inotify instance waits in the kernel for
+// an SRCU grace period before the process may exit.
+func (h *Harness) shutdownFloors() {
+	for _, watch := range []bool{false, true} {
+		metric := "SIGTERM → PID 1 gone, no inotify"
+		if watch {
+			metric = "SIGTERM → PID 1 gone, one inotify watch"
+		}
+		var samples []float64
+		for range h.set.runs {
+			d, err := h.shutdownFloorOnce(watch)
+			if err != nil {
+				h.logf("shutdown: floor %s: %v", metric, err)
+				continue
+			}
+			samples = append(samples, d)
+		}
+		h.res.add("shutdown", sysFloor, metric, "ms", samples, "")
+		h.logf("shutdown: %-11s %s %s", sysFloor, metric, brief(samples, "ms"))
+	}
+}
+
+func (h *Harness) shutdownFloorOnce(watch bool) (float64, error) {
+	dir, err := h.newDir(sysFloor)
+	if err != nil {
+		return 0, err
+	}
+	p := svc{name: "main", mode: "term-exit"}
+	if watch {
+		p.arg = dir
+	}
+	in, err := h.start(sysFloor, dir, launch{argv: h.probeArgv(p)})
+	if err != nil {
+		return 0, err
+	}
+	defer h.done(in)
+	if _, err := in.waitUp(time.Now().Add(10*time.Second), 0, []string{"main"}); err != nil {
+		return 0, err
+	}
+	time.Sleep(50 * time.Millisecond) // the probe reports before it waits for the signal
+	t0 := mono()
+	if err := syscall.Kill(in.pid, syscall.SIGTERM); err != nil {
+		return 0, err
+	}
+	if err := in.waitGone(20 * time.Second); err != nil {
+		return 0, err
 	}
 	return ms(in.goneAt - t0), nil
 }

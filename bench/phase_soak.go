@@ -55,7 +55,7 @@ func (h *Harness) startIdle() ([]*instance, error) {
 		}
 		out = append(out, in)
 	}
-	for _, sys := range []string{sysTini, sysDumbInit, sysCatatonit} {
+	for _, sys := range h.wanted([]string{sysTini, sysDumbInit, sysCatatonit}) {
 		dir, err := h.newDir(sys)
 		if err != nil {
 			return out, err

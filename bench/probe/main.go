@@ -11,6 +11,8 @@
 //	sleep         stamp, sleep until a signal kills it (cooperative: TERM ends it at once)
 //	ignore-term   stamp, ignore SIGTERM, sleep (only SIGKILL ends it)
 //	crash         stamp, exit 1 at once (crash loop)
+//	term-exit [DIR]  stamp, exit 0 at SIGTERM (even as PID 1); with DIR, hold an
+//	              inotify watch on DIR meanwhile (the shutdown floors)
 //	fleet N       stamp, start N "sleep" children of its own, sleep
 //	orphans N     stamp, make N orphans, kill them at once, time until all are reaped
 //	reap-self N   the orphans' floor: the same storm of its own children, reaped by itself
@@ -63,6 +65,8 @@ func main() {
 		os.Exit(1)
 	case "sleep":
 		sleepForever()
+	case "term-exit":
+		termExit(arg)
 	case "ignore-term":
 		ignoreTerm()
 		sleepForever()
@@ -130,6 +134,26 @@ func sleepForever() {
 	for {
 		unix.Pause()
 	}
+}
+
+// termExit waits for SIGTERM and exits 0. With dir it first watches dir
+// with inotify, so that its exit pays what the kernel's teardown of an
+// inotify instance costs (fsnotify waits for an SRCU grace period).
+func termExit(dir string) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	if dir != "" {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err == nil {
+			_, err = unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_DELETE)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "probe: inotify %s: %v\n", dir, err)
+			os.Exit(1)
+		}
+	}
+	<-c
+	os.Exit(0)
 }
 
 // ignoreTerm sets SIGTERM to SIG_IGN, the way a service that does not
