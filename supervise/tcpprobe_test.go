@@ -86,6 +86,9 @@ func TestReadinessUnresolvableHost(t *testing.T) {
 	d.Restart = config.RestartNever
 	s := f.add(d, true)
 	st := waitState(t, s, StateExited)
+	if st.LastExit == nil || st.LastExit.Code != 126 {
+		t.Errorf("last exit %+v, want code 126", st.LastExit)
+	}
 	if !strings.Contains(st.Reason, `host "no-such-host.invalid" is not an IP address and not in /etc/hosts`) {
 		t.Errorf("reason %q", st.Reason)
 	}
