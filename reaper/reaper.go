@@ -14,6 +14,7 @@ package reaper
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -50,11 +51,10 @@ type Reaper struct {
 	sigchld chan os.Signal
 	orphans atomic.Uint64
 
-	mu       sync.Mutex
-	waiting  map[int]chan Status // pid -> where its status goes, guarded by mu
-	idle     chan struct{}       // closed while we have no children at all, guarded by mu
-	keepTTY  bool                // restore SIGTTIN/SIGTTOU to default in children, guarded by mu
-	ttyNotes chan os.Signal
+	mu      sync.Mutex
+	waiting map[int]chan Status // pid -> where its status goes, guarded by mu
+	idle    chan struct{}       // closed while we have no children at all, guarded by mu
+	keepTTY bool                // restore SIGTTIN/SIGTTOU to default in children, guarded by mu
 }
 
 // New subscribes to SIGCHLD at once, so it must be called before any child
@@ -75,15 +75,14 @@ func New(log *slog.Logger) *Reaper {
 }
 
 // IgnoreTTYSignals makes this process ignore SIGTTIN and SIGTTOU, as a PID 1
-// must, while children still start with the default dispositions. Go keeps
-// an ignored signal ignored across exec, so around each fork the two
-// signals are caught instead (a caught signal is reset by exec) and ignored
-// again right after.
+// must, while children still start with the default dispositions. An
+// ignored signal stays ignored across exec, so each fork in Start happens
+// with the two set to default, and ignored again right after
+// (ttysig_linux.go; tini does the same restoration in its child).
 func (r *Reaper) IgnoreTTYSignals() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keepTTY = true
-	r.ttyNotes = make(chan os.Signal, 1)
 	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
 }
 
@@ -94,8 +93,11 @@ func (r *Reaper) Start(argv0 string, argv []string, attr *syscall.ProcAttr) (int
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keepTTY {
-		signal.Notify(r.ttyNotes, syscall.SIGTTIN, syscall.SIGTTOU)
-		defer signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
+		old, err := defaultTTY()
+		if err != nil {
+			return 0, nil, fmt.Errorf("reset SIGTTIN/SIGTTOU for the child: %w", err)
+		}
+		defer restoreTTY(&old)
 	}
 	pid, err := syscall.ForkExec(argv0, argv, attr)
 	if err != nil {

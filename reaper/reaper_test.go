@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,4 +155,56 @@ func zombies(t *testing.T) int {
 		}
 	}
 	return n
+}
+
+// TestIgnoreTTYSignals: the reaper's process ignores SIGTTIN and SIGTTOU
+// before, during and after starts, while every child starts with both at
+// their default, even with starts racing one another.
+func TestIgnoreTTYSignals(t *testing.T) {
+	r := newReaper(t)
+	r.IgnoreTTYSignals()
+	self := func() string {
+		b, _ := os.ReadFile("/proc/self/status")
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "SigIgn:\t"); ok {
+				mask, _ := strconv.ParseUint(v, 16, 64)
+				return fmt.Sprintf("TTIN=%v TTOU=%v", mask&(1<<(syscall.SIGTTIN-1)) != 0, mask&(1<<(syscall.SIGTTOU-1)) != 0)
+			}
+		}
+		return "no SigIgn line"
+	}
+	if got := self(); got != "TTIN=true TTOU=true" {
+		t.Fatalf("hinit's own dispositions after IgnoreTTYSignals: %s", got)
+	}
+	const n = 20
+	outs := make(chan string, n)
+	for range n {
+		go func() {
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				outs <- err.Error()
+				return
+			}
+			defer pr.Close()
+			argv := testprog.Command("sigign")
+			attr := &syscall.ProcAttr{Env: append(os.Environ(), testprog.Env()), Files: []uintptr{0, pw.Fd(), 2}}
+			_, done, err := r.Start(argv[0], argv, attr)
+			pw.Close()
+			if err != nil {
+				outs <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(pr)
+			<-done
+			outs <- strings.TrimSpace(string(b))
+		}()
+	}
+	for range n {
+		if got := <-outs; got != "none" {
+			t.Errorf("a child ignores %s, want none", got)
+		}
+	}
+	if got := self(); got != "TTIN=true TTOU=true" {
+		t.Errorf("hinit's own dispositions after the starts: %s", got)
+	}
 }

@@ -83,6 +83,7 @@ var programs = map[string]func([]string) int{
 	"kill-self":   killSelf,
 	"reaped":      reaped,
 	"tty":         ttyProg,
+	"sigign":      func([]string) int { fmt.Println(sigIgn("self")); return 0 },
 	"gateway":     gateway,
 	"session":     session,
 }
