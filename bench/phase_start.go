@@ -15,6 +15,13 @@ func (h *Harness) phaseStart() error {
 		pss := map[string][]float64{}
 		thr := map[string][]float64{}
 		for r := range h.set.runs {
+			if r < h.set.bigRuns || n < 1000 {
+				if c, err := h.coldFloorOnce(n); err != nil {
+					h.logf("start: floor N=%d: %v", n, err)
+				} else {
+					cold[sysFloor] = append(cold[sysFloor], c)
+				}
+			}
 			for _, sup := range supervisors {
 				if !h.startRuns(sup.name, n, r) {
 					continue
@@ -29,6 +36,8 @@ func (h *Harness) phaseStart() error {
 				thr[sup.name] = append(thr[sup.name], t)
 			}
 		}
+		h.res.add("coldstart", sysFloor, fmt.Sprintf("N=%d", n), "ms", cold[sysFloor], "")
+		h.logf("start: N=%-4d %-11s cold %s", n, sysFloor, brief(cold[sysFloor], "ms"))
 		for _, sup := range supervisors {
 			note := ""
 			if sup.name == sysSupervisor && n >= 1000 && !h.set.bigSD {
@@ -108,4 +117,28 @@ func treePSS(sup supervisor, in *instance) (int, error) {
 		sum += kb
 	}
 	return sum, nil
+}
+
+// coldFloorOnce is the cold start's floor: the probe itself as PID 1
+// forks and execs n sleeping probes one after the other (fleet mode), with
+// nothing else to do; from t0 to the last one's stamp, in ms.
+func (h *Harness) coldFloorOnce(n int) (float64, error) {
+	dir, err := h.newDir(sysFloor)
+	if err != nil {
+		return 0, err
+	}
+	in, err := h.start(sysFloor, dir, launch{argv: h.probeArgv(svc{name: "svc", mode: "fleet", arg: fmt.Sprint(n)})})
+	if err != nil {
+		return 0, err
+	}
+	defer h.done(in)
+	want := make([]string, n)
+	for i := range want {
+		want[i] = fmt.Sprintf("svc-%d", i)
+	}
+	last, err := in.waitUp(time.Now().Add(90*time.Second), 0, want)
+	if err != nil {
+		return 0, fmt.Errorf("not all %d children up: %w", n, err)
+	}
+	return ms(last - in.t0), nil
 }
