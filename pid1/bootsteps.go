@@ -35,8 +35,15 @@ func (h *hinit) writeEnvDir() {
 
 // containerEnv is the environment every start sees, read afresh: the
 // environment dir as boot hooks left it, or hinit's own environment plus
-// env: of hinit.yaml when there is no such dir.
+// env: of hinit.yaml when there is no such dir. While the boot starts its
+// services it is the one reading made after the boot hooks (bootEnv): until
+// main runs, only hinit and root's hooks could have changed the dir, and a
+// thousand services then cost one reading instead of a thousand. The map
+// may be shared: callers must not modify it.
 func (h *hinit) containerEnv() map[string]string {
+	if env := h.bootEnv.Load(); env != nil {
+		return *env
+	}
 	if h.envDir != "" {
 		if env, err := contenvd.Read(h.envDir); err == nil {
 			return env

@@ -62,10 +62,11 @@ type hinit struct {
 	// watches (milliseconds), which then overlaps with stopping services.
 	stopWatching context.CancelFunc
 	dyn          *dynamic
-	envDir       string           // the container environment dir, "" when it could not be written
-	user         *account.Account // hinit.yaml's user; nil when not root or none is configured
-	stopping     atomic.Bool      // the shutdown has begun
-	ttyLog       *os.File         // with a terminal: where hinit's lines and boot hooks' output go
+	envDir       string                            // the container environment dir, "" when it could not be written
+	bootEnv      atomic.Pointer[map[string]string] // while the boot starts services: the environment they all get
+	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
+	stopping     atomic.Bool                       // the shutdown has begun
+	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -106,6 +107,7 @@ func boot(args []string) int {
 	h.cancelSvcs = cancelSvcs
 	h.group = supervise.NewGroup(svcCtx, h.deps())
 	env := h.containerEnv()
+	h.bootEnv.Store(&env)
 	h.startStatic(env)
 	watchCtx, stopWatching := context.WithCancel(svcCtx)
 	h.stopWatching = stopWatching
@@ -116,6 +118,7 @@ func boot(args []string) int {
 	case <-time.After(5 * time.Second):
 		h.log.Warn("scandir not read within 5s: starting main anyway")
 	}
+	h.bootEnv.Store(nil) // from now on every start reads the environment dir afresh
 
 	argv := routeMain(set.cfg.Main, args, env)
 	if len(argv) == 0 {

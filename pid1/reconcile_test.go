@@ -130,7 +130,8 @@ func TestReconcileAcrossRestarts(t *testing.T) {
 }
 
 // The container environment dir: written at boot with tight modes, changed
-// by a boot hook, read afresh by every start, and by with-contenv.
+// by a boot hook (the boot's starts all see that), read afresh by every
+// later start, and by with-contenv.
 func TestEnvDirAndBootHooks(t *testing.T) {
 	testprog.ExposeBinary(t)
 	cfg := fmt.Sprintf(`user: "10000:10000"
@@ -160,6 +161,13 @@ services:
 	if out, err := cmd.Output(); err != nil || string(out) != "bonjour\n" {
 		t.Errorf("with-contenv: %q %v", out, err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "GREETING"), []byte("hola"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := p.hsvc(nil, "start", "who"); code != 0 {
+		t.Fatalf("hsvc start who: %d %s %s", code, out, errOut)
+	}
+	p.waitOutput("GREETING=hola", false)
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
 }

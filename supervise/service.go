@@ -24,7 +24,7 @@ type Spawner interface {
 type Deps struct {
 	Spawner     Spawner
 	Log         *slog.Logger
-	Environ     func() map[string]string // container environment, read afresh at every start
+	Environ     func() map[string]string // container environment, read afresh at every start; not modified
 	Console     io.Writer                // where console copies go; nil in TTY mode
 	Root        bool                     // hinit runs as root and may set credentials
 	DefaultUser string                   // user of services that name none ("" = hinit's own)
