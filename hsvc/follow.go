@@ -20,6 +20,7 @@ import (
 // the file already open at its end, or nil.
 func (c *cli) follow(path string, f *os.File) error {
 	defer func() { f.Close() }()
+	c.interrupt()
 	changes, stop, err := watchDir(filepath.Dir(path))
 	if err != nil {
 		return exitf(control.CodeFailed, "follow %s: watch its directory: %v", path, err)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,14 +27,19 @@ var Version = "dev"
 // code; cmd/hsvc passes it to os.Exit. SIGINT and SIGTERM end a wait or a
 // follow cleanly.
 func Main(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	c := &cli{
 		ctx:    ctx,
 		stdout: stdout,
 		stderr: stderr,
 		sock:   control.SocketPath(os.Getenv),
 		now:    time.Now,
+		interruptible: sync.OnceFunc(func() {
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			go func() { <-sigs; cancel() }()
+		}),
 	}
 	return c.run(args)
 }
@@ -41,7 +47,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // cli is one run of hsvc with everything it touches outside itself, so
 // that tests run it against a fake hinit with a fixed clock.
 type cli struct {
-	ctx            context.Context
+	ctx context.Context
+	// interruptible makes SIGINT and SIGTERM end ctx; the verbs that wait
+	// or follow call it. A request hinit answers at once does without:
+	// SIGINT's default ends hsvc and hinit sees the hang-up, and os/signal
+	// would cost every status a thread and 0.3 ms. nil in tests.
+	interruptible  func()
 	stdout, stderr io.Writer
 	sock           string           // control socket path
 	now            func() time.Time // clock for uptimes

@@ -23,6 +23,9 @@ const (
 // limit bounds the whole exchange: 0 means answerTimeout, < 0 none.
 func (c *cli) do(req *control.Request, limit time.Duration) (*control.Response, error) {
 	ctx := c.ctx
+	if limit != 0 {
+		c.interrupt()
+	}
 	if limit >= 0 {
 		if limit == 0 {
 			limit = answerTimeout
@@ -44,6 +47,13 @@ func (c *cli) do(req *control.Request, limit time.Duration) (*control.Response, 
 		return resp, exitf(resp.Code, "%s", resp.Error)
 	}
 	return resp, nil
+}
+
+// interrupt makes SIGINT and SIGTERM end c.ctx from now on.
+func (c *cli) interrupt() {
+	if c.interruptible != nil {
+		c.interruptible()
+	}
 }
 
 // waitLimit is the client's bound for a request that waits up to d.

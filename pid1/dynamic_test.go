@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -232,5 +233,46 @@ func TestStopWithoutCapKill(t *testing.T) {
 	}
 	if state, reason := p.statusOf("other"); state != "up" || !strings.HasPrefix(reason, "cannot stop: ") {
 		t.Errorf("after a failed stop: %s %q, want up and the reason", state, reason)
+	}
+}
+
+// TestHsvcInterruptedWait: SIGINT ends an hsvc wait at once with "interrupted"
+// (exit 1), and hinit goes on answering. hsvc catches SIGINT only for the
+// verbs that wait, from before it connects, so the test sends it once hsvc
+// holds its socket.
+func TestHsvcInterruptedWait(t *testing.T) {
+	cfg := fmt.Sprintf("services:\n  d: {command: %s}\n", prog("sleep", "inf"))
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}})
+	defer func() { p.signal(syscall.SIGTERM); p.wait(10 * time.Second) }()
+	p.waitOutput("main started", true)
+	self := testprog.Command("x")[0]
+	cmd := exec.Command(self, "hsvc", "wait", "d", "--down", "--timeout", "60s")
+	cmd.Env = []string{"HINIT_TEST_AS_HSVC=1", "HINIT_RUNTIME_DIR=" + filepath.Join(p.dir, "run")}
+	var errb testprog.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// hsvc installs its handler before it connects: wait for the socket.
+	testprog.WaitFor(t, 10*time.Second, "hsvc connected", func() bool {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cmd.Process.Pid))
+		for _, fd := range fds {
+			if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", cmd.Process.Pid, fd.Name())); strings.HasPrefix(l, "socket:") {
+				return true
+			}
+		}
+		return false
+	})
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("interrupted wait: exit %d, stderr %q; want 1 and interrupted", code, errb.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("SIGINT took %v to end the wait", d)
+	}
+	if code, out, _ := p.hsvc(nil, "status", "d"); code != 0 || !strings.Contains(out, " up ") {
+		t.Errorf("status after the interrupted wait: %d %q", code, out)
 	}
 }
