@@ -15,7 +15,7 @@ func BenchmarkRead(b *testing.B) {
 	for i := range env {
 		env[i] = fmt.Sprintf("VAR_%d=value-%d-0123456789abcdef", i, i)
 	}
-	if err := Write(dir, env, -1, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Write(dir, env, -1, slog.New(slog.DiscardHandler)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {

@@ -40,7 +40,8 @@ func TestRoundTrip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "env")
 			var log bytes.Buffer
-			if err := Write(dir, tc.env, testGID, newLogger(&log)); err != nil {
+			wrote, err := Write(dir, tc.env, testGID, newLogger(&log))
+			if err != nil {
 				t.Fatal(err)
 			}
 			got, err := Read(dir)
@@ -49,6 +50,9 @@ func TestRoundTrip(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Read = %q, want %q", got, tc.want)
+			}
+			if !reflect.DeepEqual(wrote, tc.want) {
+				t.Errorf("Write returned %q, want %q", wrote, tc.want)
 			}
 			if log.Len() != 0 {
 				t.Errorf("unexpected warnings: %s", log.String())
@@ -61,7 +65,7 @@ func TestModesAndOwners(t *testing.T) {
 	old := syscall.Umask(0o077) // a strict umask must not change the modes
 	defer syscall.Umask(old)
 	dir := filepath.Join(t.TempDir(), "env")
-	if err := Write(dir, []string{"API_KEY=secret", "E="}, testGID, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Write(dir, []string{"API_KEY=secret", "E="}, testGID, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	check := func(p string, wantMode os.FileMode) {
@@ -107,7 +111,7 @@ func TestInvalidNamesSkipped(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "env")
 			var log bytes.Buffer
-			if err := Write(dir, []string{"OK=1", tc.entry}, testGID, newLogger(&log)); err != nil {
+			if _, err := Write(dir, []string{"OK=1", tc.entry}, testGID, newLogger(&log)); err != nil {
 				t.Fatal(err)
 			}
 			got, err := Read(dir)
@@ -130,7 +134,7 @@ func TestInvalidNamesSkipped(t *testing.T) {
 func TestLongestNameKept(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "env")
 	name := strings.Repeat("A", 255)
-	if err := Write(dir, []string{name + "=v"}, -1, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Write(dir, []string{name + "=v"}, -1, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := Read(dir); got[name] != "v" {
@@ -147,7 +151,7 @@ func TestSymlinkVarNotFollowed(t *testing.T) {
 	if err := os.WriteFile(victim, []byte("untouched"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(dir, nil, testGID, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Write(dir, nil, testGID, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(victim, filepath.Join(dir, "KEY")); err != nil {
@@ -168,7 +172,7 @@ func TestSymlinkDirNotFollowed(t *testing.T) {
 	os.WriteFile(filepath.Join(outside, "keep"), []byte("x"), 0o644)
 	dir := filepath.Join(root, "env")
 	os.Symlink(outside, dir)
-	if err := Write(dir, []string{"K=v"}, testGID, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Write(dir, []string{"K=v"}, testGID, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	assertFile(t, filepath.Join(outside, "keep"), "x")
@@ -184,10 +188,10 @@ func TestSymlinkDirNotFollowed(t *testing.T) {
 func TestRewriteDropsOld(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "env")
 	discard := slog.New(slog.DiscardHandler)
-	if err := Write(dir, []string{"OLD=1"}, -1, discard); err != nil {
+	if _, err := Write(dir, []string{"OLD=1"}, -1, discard); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(dir, []string{"NEW=2"}, -1, discard); err != nil {
+	if _, err := Write(dir, []string{"NEW=2"}, -1, discard); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := Read(dir); !reflect.DeepEqual(got, map[string]string{"NEW": "2"}) {
@@ -200,7 +204,7 @@ func TestRewriteDropsOld(t *testing.T) {
 func TestReadSkips(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "env")
-	if err := Write(dir, []string{"A=1"}, -1, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Write(dir, []string{"A=1"}, -1, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "HOOK"), []byte("added"), 0o640)
@@ -229,7 +233,7 @@ func TestReadMissingDir(t *testing.T) {
 func TestEnvironSorted(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "env")
 	env := []string{"Z=1", "A=2", "M=", "a=3"}
-	if err := Write(dir, env, -1, slog.New(slog.DiscardHandler)); err != nil {
+	if _, err := Write(dir, env, -1, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Environ(dir)

@@ -26,23 +26,26 @@ const (
 //
 // Entries without '=' and names that are not safe file names are skipped
 // with one warning each; a later duplicate of a name wins, as in os/exec.
-func Write(dir string, env []string, gid int, log *slog.Logger) error {
+// It returns what it wrote, as Read would find it.
+func Write(dir string, env []string, gid int, log *slog.Logger) (map[string]string, error) {
 	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("remove old %s: %w", dir, err)
+		return nil, fmt.Errorf("remove old %s: %w", dir, err)
 	}
 	if err := os.Mkdir(dir, DirMode); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
 	if err := setOwnerMode(dir, gid, DirMode); err != nil {
-		return err
+		return nil, err
 	}
 	vars := parse(env, log)
+	wrote := make(map[string]string, len(vars))
 	for _, kv := range vars {
 		if err := writeVar(dir, kv[0], kv[1], gid); err != nil {
-			return err
+			return nil, err
 		}
+		wrote[kv[0]] = kv[1]
 	}
-	return nil
+	return wrote, nil
 }
 
 // parse splits env into (name, value) pairs in first-seen order, the value of

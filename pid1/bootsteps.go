@@ -25,12 +25,24 @@ func (h *hinit) writeEnvDir() {
 	}
 	dir := filepath.Join(h.set.runtimeDir, "env")
 	env := h.bootEnviron()
-	if err := contenvd.Write(dir, supervise.EnvList(env), h.userGID(), h.log); err != nil {
+	wrote, err := contenvd.Write(dir, supervise.EnvList(env), h.userGID(), h.log)
+	if err != nil {
 		h.log.Error(fmt.Sprintf("environment dir: %v; services get hinit's own environment", err))
 		return
 	}
 	h.envDir = dir
+	h.wroteEnv = wrote
 	h.log.Info("container environment written", "dir", dir, "vars", len(env))
+}
+
+// environAfterHooks is the environment the boot starts its services
+// with: the environment dir as the boot hooks left it. Without hooks that
+// is what writeEnvDir has just written, so it is not read back.
+func (h *hinit) environAfterHooks() map[string]string {
+	if h.wroteEnv != nil && len(h.set.cfg.Boot) == 0 {
+		return h.wroteEnv
+	}
+	return h.containerEnv()
 }
 
 // containerEnv is the environment every start sees, read afresh: the
@@ -158,8 +170,9 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 }
 
 // reconcileGateways publishes a scandir slot per hermes profile from what
-// gateway_state.json says (SPEC §5), with the image user's rights only.
-func (h *hinit) reconcileGateways() {
+// gateway_state.json says (SPEC §5), with the image user's rights only; env
+// is the container environment after the boot hooks.
+func (h *hinit) reconcileGateways(env map[string]string) {
 	rc := h.set.cfg.Reconcile
 	if rc == nil {
 		return
@@ -168,7 +181,6 @@ func (h *hinit) reconcileGateways() {
 		h.log.Error("reconcile skipped: no writable scandir")
 		return
 	}
-	env := h.containerEnv()
 	opts := reconcile.Options{Home: config.Expand(rc.Home, env), Scandir: h.set.scandir, Template: rc.Template,
 		Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Logger: h.log}
 	var actions []reconcile.Action

@@ -64,6 +64,7 @@ type hinit struct {
 	dyn          *dynamic
 	envDir       string                            // the container environment dir, "" when it could not be written
 	bootEnv      atomic.Pointer[map[string]string] // while the boot starts services: the environment they all get
+	wroteEnv     map[string]string                 // what writeEnvDir wrote
 	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
 	stopping     atomic.Bool                       // the shutdown has begun
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
@@ -102,11 +103,11 @@ func boot(args []string) int {
 	if code := h.runHooks(); code >= 0 {
 		return code
 	}
-	h.reconcileGateways()
+	env := h.environAfterHooks()
+	h.reconcileGateways(env)
 	svcCtx, cancelSvcs := context.WithCancel(ctx)
 	h.cancelSvcs = cancelSvcs
 	h.group = supervise.NewGroup(svcCtx, h.deps())
-	env := h.containerEnv()
 	h.bootEnv.Store(&env)
 	h.startStatic(env)
 	watchCtx, stopWatching := context.WithCancel(svcCtx)
