@@ -161,6 +161,7 @@ services:
 	if out, err := cmd.Output(); err != nil || string(out) != "bonjour\n" {
 		t.Errorf("with-contenv: %q %v", out, err)
 	}
+	p.waitOutput("exited svc=who", true) // a start while it still runs would change nothing
 	if err := os.WriteFile(filepath.Join(dir, "GREETING"), []byte("hola"), 0o640); err != nil {
 		t.Fatal(err)
 	}
