@@ -92,13 +92,26 @@ func TestChartIsWellFormedSVG(t *testing.T) {
 func TestMarkdownNamesGoalsAndRatios(t *testing.T) {
 	md := markdown(sample(), "bench/results/x.json", []string{"boot"})
 	for _, want := range []string{
-		"| boot | boot to main exec | 2.20 ms | tini 1.55 ms | 1.42 | within 1 ms of tini | yes |",
+		"| boot | boot to main exec | 2.20 ms | tini 1.55 ms | 1.42 | 1.05 ms | within 1 ms of tini | yes |",
 		"![Boot to main exec](bench/boot.svg)",
 		"| s6 | init wake-ups in 10s | no result |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// TestSummaryFloorOfShutdown: a shutdown's floor is the Go program holding
+// an inotify watch, whatever N.
+func TestSummaryFloorOfShutdown(t *testing.T) {
+	r := sample()
+	r.add("shutdown", sysFloor, "SIGTERM → PID 1 gone, no inotify", "ms", []float64{0.6}, "")
+	r.add("shutdown", sysFloor, "SIGTERM → PID 1 gone, one inotify watch", "ms", []float64{6.5}, "")
+	r.add("shutdown", sysHinit, "SIGTERM → PID 1 gone, N=3", "ms", []float64{7}, "")
+	md := markdown(r, "bench/results/x.json", nil)
+	if want := "| shutdown | SIGTERM → PID 1 gone, N=3 | 7 ms |  |  | 6.50 ms | ≤ 3 ms | **no** |"; !strings.Contains(md, want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md)
 	}
 }
 
