@@ -29,7 +29,7 @@ func Listen(path string, gid int) (*Listener, error) {
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("listen %s: remove leftover %s: %w", path, tmp, err)
 	}
-	f, err := listenUnix(tmp)
+	f, err := listenUnix(tmp, path)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}

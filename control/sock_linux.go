@@ -71,8 +71,9 @@ func (c *Conn) peerCred() (*unix.Ucred, error) {
 	return cred, nil
 }
 
-// listenUnix binds a listening socket at path (which must not exist).
-func listenUnix(path string) (*os.File, error) {
+// listenUnix binds a listening socket at path (which must not exist); name
+// is what its errors call it.
+func listenUnix(path, name string) (*os.File, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
@@ -86,7 +87,7 @@ func listenUnix(path string) (*os.File, error) {
 		os.Remove(path)
 		return nil, os.NewSyscallError("listen", err)
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return os.NewFile(uintptr(fd), name), nil
 }
 
 // acceptor waits for and accepts connections on a listening socket.
