@@ -45,8 +45,10 @@ const (
 	timerKill              // stop timeout elapsed: SIGKILL the process group
 )
 
-func (r *runner) loop(ctx context.Context, up bool, begun chan<- struct{}) {
-	defer close(r.done)
+// begin puts the service in its first state: spawned when up, else down.
+// It runs before loop, in the goroutine that adds the service; the go
+// statement that starts loop hands the runner over.
+func (r *runner) begin(up bool) {
 	r.state, r.since = StateDown, time.Now()
 	if up {
 		r.want = true
@@ -54,7 +56,12 @@ func (r *runner) loop(ctx context.Context, up bool, begun chan<- struct{}) {
 	} else {
 		r.set(StateDown, "registered down")
 	}
-	close(begun)
+}
+
+// loop is the service's goroutine: the only one touching the runner from
+// begin's return until the service is removed or ctx ends.
+func (r *runner) loop(ctx context.Context) {
+	defer close(r.done)
 	for !(r.removing && r.proc == nil) {
 		var exited <-chan reaper.Status
 		var ready <-chan struct{}
