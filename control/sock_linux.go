@@ -14,7 +14,7 @@ import (
 // The control socket is a unix stream socket held in an *os.File: the
 // runtime's poller gives its accepts, reads and writes the same wake-ups
 // and deadlines that package net would, without linking net into hinit
-// (its resolver, TCP and IP code are half a megabyte of PID 1's binary and
+// (its resolver, TCP and IP code are 0.3 MB of PID 1's binary and
 // memory that hinit never uses; docs/decisions.md).
 
 // listenBacklog is the accept queue asked for; the kernel caps it at
