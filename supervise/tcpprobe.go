@@ -99,8 +99,9 @@ func dialTCP(ctx context.Context, ap netip.AddrPort, timeout time.Duration) erro
 		unix.Close(fd)
 		return connectErr(err)
 	}
-	// In progress (a remote-looking address): wait for writability in the
-	// runtime's poller, as net does, then read the outcome from SO_ERROR.
+	// In progress, as a non-blocking TCP connect usually is: wait for
+	// writability in the runtime's poller, as net does, then read the
+	// outcome from SO_ERROR.
 	f := os.NewFile(uintptr(fd), "ready probe")
 	defer f.Close()
 	f.SetWriteDeadline(time.Now().Add(timeout))
