@@ -9,7 +9,7 @@ import (
 
 // event is one line a probe wrote on the FIFO: "KIND NAME PID MONO [EXTRA...]".
 type event struct {
-	kind  string // t0, up, reaped
+	kind  string // t0, up, armed, reaped
 	name  string
 	pid   int   // in the init's namespace
 	at    int64 // CLOCK_MONOTONIC, ns

@@ -65,7 +65,7 @@ func (h *Harness) shutdownOnce(sup supervisor, svcs []svc, T time.Duration) (flo
 	if _, err := in.waitUp(time.Now().Add(60*time.Second), 0, names(svcs)); err != nil {
 		return 0, fmt.Errorf("services not up: %w", err)
 	}
-	time.Sleep(200 * time.Millisecond) // let the supervisor finish its start bookkeeping
+	time.Sleep(settleBeforeTerm)
 	t0 := mono()
 	if err := syscall.Kill(in.pid, syscall.SIGTERM); err != nil {
 		return 0, err
@@ -115,10 +115,10 @@ func (h *Harness) shutdownFloorOnce(watch bool) (float64, error) {
 		return 0, err
 	}
 	defer h.done(in)
-	if _, err := in.waitUp(time.Now().Add(10*time.Second), 0, []string{"main"}); err != nil {
-		return 0, err
+	if _, _, err := in.waitEvent(time.Now().Add(10*time.Second), 0, func(e event) bool { return e.kind == "armed" }); err != nil {
+		return 0, fmt.Errorf("the probe never caught SIGTERM: %w", err)
 	}
-	time.Sleep(50 * time.Millisecond) // the probe reports before it waits for the signal
+	time.Sleep(settleBeforeTerm) // as the supervisors get: the same idle machine at SIGTERM
 	t0 := mono()
 	if err := syscall.Kill(in.pid, syscall.SIGTERM); err != nil {
 		return 0, err
@@ -128,6 +128,11 @@ func (h *Harness) shutdownFloorOnce(watch bool) (float64, error) {
 	}
 	return ms(in.goneAt - t0), nil
 }
+
+// settleBeforeTerm lets a supervisor finish its start bookkeeping before
+// SIGTERM; the floors wait the same, so that every system is signalled
+// from the same idle state.
+const settleBeforeTerm = 200 * time.Millisecond
 
 // shutdownRuns is how many times a quick shutdown is measured: three times
 // the usual, because the kernel's teardown of an inotify instance makes these

@@ -12,7 +12,7 @@
 //	ignore-term   stamp, ignore SIGTERM, sleep (only SIGKILL ends it)
 //	crash         stamp, exit 1 at once (crash loop)
 //	term-exit [DIR]  stamp, exit 0 at SIGTERM (even as PID 1); with DIR, hold an
-//	              inotify watch on DIR meanwhile (the shutdown floors)
+//	              inotify watch on DIR meanwhile; reports "armed" once ready (the shutdown floors)
 //	fleet N       stamp, start N "sleep" children of its own, sleep
 //	orphans N     stamp, make N orphans, kill them at once, time until all are reaped
 //	reap-self N   the orphans' floor: the same storm of its own children, reaped by itself
@@ -152,6 +152,7 @@ func termExit(dir string) {
 			os.Exit(1)
 		}
 	}
+	report("armed", "main", mono())
 	<-c
 	os.Exit(0)
 }
