@@ -19,14 +19,11 @@ func runLogs(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(names) != 1 {
-		return c.usageErr("want exactly one service name")
+	if err := c.oneName(names); err != nil {
+		return err
 	}
 	if *n < 0 {
 		return c.usageErr("-n must not be negative")
-	}
-	if err := c.checkNames(names); err != nil {
-		return err
 	}
 	path, err := c.logPath(names[0])
 	if err != nil {

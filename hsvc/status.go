@@ -43,6 +43,14 @@ func (c *cli) printJSON(services []control.Status) error {
 	return err
 }
 
+// oneName checks the operands of a verb that takes exactly one service.
+func (c *cli) oneName(names []string) error {
+	if len(names) != 1 {
+		return c.usageErr("want exactly one service name")
+	}
+	return c.checkNames(names)
+}
+
 // checkNames refuses names no service can have before asking hinit.
 func (c *cli) checkNames(names []string) error {
 	for _, n := range names {

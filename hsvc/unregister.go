@@ -11,10 +11,7 @@ func runUnregister(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(names) != 1 {
-		return c.usageErr("want exactly one service name")
-	}
-	if err := c.checkNames(names); err != nil {
+	if err := c.oneName(names); err != nil {
 		return err
 	}
 	req := &control.Request{Verb: control.VerbUnregister, Names: names, Wait: wait.String()}

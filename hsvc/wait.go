@@ -17,10 +17,7 @@ func runWait(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(names) != 1 {
-		return c.usageErr("want exactly one service name")
-	}
-	if err := c.checkNames(names); err != nil {
+	if err := c.oneName(names); err != nil {
 		return err
 	}
 	until, err := c.until(*up, *ready, *down)
