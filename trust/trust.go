@@ -1,0 +1,97 @@
+// Package trust is hinit's one rule for who a definition found on disk may
+// run as (SPEC §3). Everyone who reads a definition from a place the hermes
+// user can reach (the scandir's service dirs and every file read from them)
+// folds what it opened into a Judge and asks it; nobody else decides.
+//
+// The rule: a definition speaks with root's authority, and may choose its
+// user, only if the dir and every file read from it are owned by root and
+// writable by no one else. Otherwise:
+//
+//   - an object owned by root but writable by its group or by others is
+//     refused: anyone might have written it, so no one is trusted to have;
+//   - an object owned by a non-root user runs as that user, whatever the
+//     definition says: that user could have written every byte of it;
+//   - objects owned by two different non-root users are refused, and so is
+//     an object writable by others (o+w) whoever owns it.
+//
+// The objects are judged by the fstat of the descriptors actually read, so
+// what is judged is what was read, even when a writer swaps a file meanwhile.
+// Symlinks are never objects: readers open with O_NOFOLLOW and refuse them.
+package trust
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// errNothing is the verdict of a Judge that was shown no object.
+var errNothing = errors.New("refused: no file was judged")
+
+// Verdict is who a definition may run as.
+type Verdict struct {
+	// Root is set when every object is root-owned and writable only by
+	// root: the definition's own `user` is honoured.
+	Root bool
+	// UID and GID are the owner the definition runs as when Root is unset.
+	UID, GID int
+	// Refused says why the definition must not run at all; nil otherwise.
+	Refused error
+}
+
+// User is the user to run a definition that asks for asked: asked itself
+// when the definition is trusted as root, the owner ("uid:gid") otherwise.
+// Check Refused first.
+func (v Verdict) User(asked string) string {
+	if v.Root {
+		return asked
+	}
+	return fmt.Sprintf("%d:%d", v.UID, v.GID)
+}
+
+// Judge folds the objects a definition was read from into a Verdict. The
+// zero Judge has seen nothing, and refuses.
+type Judge struct {
+	owner   int // the non-root owner seen so far, or -1
+	gid     int
+	refused error
+	seen    bool
+}
+
+// Add records one object read: path names it in messages, st is the fstat
+// of the descriptor it was read through.
+func (j *Judge) Add(path string, st *unix.Stat_t) {
+	if !j.seen {
+		j.owner, j.seen = -1, true
+	}
+	if j.refused != nil {
+		return
+	}
+	uid, mode := int(st.Uid), st.Mode&0o7777
+	switch {
+	case mode&0o002 != 0:
+		j.refused = fmt.Errorf("refused: %s is writable by every user (mode %04o); chmod o-w it", path, mode)
+	case uid == 0 && mode&0o020 != 0:
+		j.refused = fmt.Errorf("refused: %s is owned by root but writable by its group (mode %04o); chmod g-w it", path, mode)
+	case uid == 0:
+	case j.owner == -1:
+		j.owner, j.gid = uid, int(st.Gid)
+	case j.owner != uid:
+		j.refused = fmt.Errorf("refused: %s is owned by uid %d but the rest by uid %d; one owner may define a service", path, uid, j.owner)
+	}
+}
+
+// Verdict is the decision over every object added so far.
+func (j *Judge) Verdict() Verdict {
+	switch {
+	case j.refused != nil:
+		return Verdict{Refused: j.refused}
+	case !j.seen:
+		return Verdict{Refused: errNothing}
+	case j.owner == -1:
+		return Verdict{Root: true}
+	default:
+		return Verdict{UID: j.owner, GID: j.gid}
+	}
+}

@@ -1,0 +1,69 @@
+package trust
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+type obj struct {
+	uid, gid int
+	mode     uint32
+}
+
+func TestVerdict(t *testing.T) {
+	tests := []struct {
+		name    string
+		objs    []obj
+		root    bool
+		uid     int
+		refused string // substring of the reason; "" = not refused
+	}{
+		{"nothing read", nil, false, 0, "no file was judged"},
+		{"root dir, root file", []obj{{0, 0, 0o755}, {0, 0, 0o644}}, true, 0, ""},
+		{"root dir readable only by root", []obj{{0, 0, 0o700}, {0, 0, 0o600}}, true, 0, ""},
+		{"hermes dir", []obj{{10000, 10000, 0o755}, {10000, 10000, 0o644}}, false, 10000, ""},
+		{"hermes dir, root file", []obj{{10000, 10000, 0o755}, {0, 0, 0o644}}, false, 10000, ""},
+		{"root dir, hermes file", []obj{{0, 0, 0o755}, {10000, 10001, 0o644}}, false, 10000, ""},
+		{"hermes dir writable by its group", []obj{{10000, 10000, 0o775}, {10000, 10000, 0o664}}, false, 10000, ""},
+		{"root dir 0777", []obj{{0, 0, 0o777}, {0, 0, 0o644}}, false, 0, "/o0 is writable by every user (mode 0777)"},
+		{"root sticky dir 1777", []obj{{0, 0, 0o1777}, {0, 0, 0o644}}, false, 0, "writable by every user (mode 1777)"},
+		{"root dir 0775", []obj{{0, 10000, 0o775}, {0, 0, 0o644}}, false, 0, "/o0 is owned by root but writable by its group (mode 0775)"},
+		{"root file 0666", []obj{{0, 0, 0o755}, {0, 0, 0o666}}, false, 0, "/o1 is writable by every user"},
+		{"root file 0664", []obj{{0, 0, 0o755}, {0, 10000, 0o664}}, false, 0, "/o1 is owned by root but writable by its group"},
+		{"hermes file 0666", []obj{{10000, 10000, 0o755}, {10000, 10000, 0o666}}, false, 0, "writable by every user"},
+		{"two owners", []obj{{10000, 10000, 0o755}, {10001, 10001, 0o644}}, false, 0, "/o1 is owned by uid 10001 but the rest by uid 10000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var j Judge
+			for i, o := range tc.objs {
+				st := unix.Stat_t{Uid: uint32(o.uid), Gid: uint32(o.gid), Mode: o.mode}
+				j.Add("/o"+string(rune('0'+i)), &st)
+			}
+			v := j.Verdict()
+			if tc.refused != "" {
+				if v.Refused == nil || !strings.Contains(v.Refused.Error(), tc.refused) {
+					t.Fatalf("Refused = %v, want it to say %q", v.Refused, tc.refused)
+				}
+				if v.Root {
+					t.Fatalf("a refused verdict is trusted as root")
+				}
+				return
+			}
+			if v.Refused != nil || v.Root != tc.root || (!tc.root && v.UID != tc.uid) {
+				t.Fatalf("verdict %+v, want root=%v uid=%d", v, tc.root, tc.uid)
+			}
+		})
+	}
+}
+
+func TestUser(t *testing.T) {
+	if got := (Verdict{Root: true}).User("root"); got != "root" {
+		t.Fatalf("root verdict: User(root) = %q, want root", got)
+	}
+	if got := (Verdict{UID: 10000, GID: 10001}).User("root"); got != "10000:10001" {
+		t.Fatalf("owner verdict: User(root) = %q, want 10000:10001", got)
+	}
+}
