@@ -19,9 +19,11 @@ const (
 	rootMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_TO | unix.IN_MOVED_FROM |
 		unix.IN_ATTRIB | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
 		unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
-	// A service dir: service.yaml and down coming and going. IN_MODIFY is
-	// left out on purpose: a file is read once its writer closes it.
-	serviceMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_CLOSE_WRITE |
+	// A service dir: service.yaml and down coming and going, and
+	// service.yaml changing owner or mode (the trust rule reads them).
+	// IN_MODIFY is left out on purpose: a file is read once its writer
+	// closes it.
+	serviceMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB |
 		unix.IN_MOVED_TO | unix.IN_MOVED_FROM |
 		unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
 )

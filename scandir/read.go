@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/trust"
 )
 
 // readEntry reads the service dir path. It reports ok == false when there is
@@ -32,9 +34,15 @@ func readEntry(name, path string) (e Entry, ok bool, err error) {
 		return Entry{}, false, fmt.Errorf("stat %s: %w", path, err)
 	}
 	e = Entry{Name: name, Dir: path, UID: int(st.Uid), GID: int(st.Gid)}
-	e.YAML, e.ModTime, e.Err = readYAML(dfd, path)
+	var judge trust.Judge
+	judge.Add(path, &st)
+	e.YAML, e.ModTime, e.Err = readYAML(dfd, path, &judge)
 	if errors.Is(e.Err, unix.ENOENT) {
 		return Entry{}, false, nil // no service.yaml (yet)
+	}
+	e.Trust = judge.Verdict()
+	if e.Err == nil && e.Trust.Refused != nil {
+		e.YAML, e.Err = nil, e.Trust.Refused // nothing an untrusted writer wrote is kept
 	}
 	e.Down = hasFile(dfd, "down")
 	return e, true, nil
@@ -48,9 +56,10 @@ func hasFile(dfd int, name string) bool {
 }
 
 // readYAML reads service.yaml from the dir dfd, refusing symlinks and
-// anything but a regular file. O_NONBLOCK keeps a FIFO planted there from
-// blocking the open; MaxYAMLSize caps what is read.
-func readYAML(dfd int, dir string) ([]byte, time.Time, error) {
+// anything but a regular file, and shows the file it read to judge.
+// O_NONBLOCK keeps a FIFO planted there from blocking the open; MaxYAMLSize
+// caps what is read.
+func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error) {
 	path := dir + "/service.yaml"
 	fd, err := unix.Openat(dfd, "service.yaml", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
@@ -61,22 +70,24 @@ func readYAML(dfd int, dir string) ([]byte, time.Time, error) {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, time.Time{}, fmt.Errorf("stat %s: %w", path, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, ErrNotRegular)
+	mtime := time.Unix(st.Mtim.Unix())
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrNotRegular)
 	}
-	if fi.Size() > MaxYAMLSize {
-		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, ErrTooLarge)
+	judge.Add(path, &st)
+	if st.Size > MaxYAMLSize {
+		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrTooLarge)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxYAMLSize+1))
 	if err != nil {
-		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, err)
+		return nil, mtime, fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(b) > MaxYAMLSize {
-		return nil, fi.ModTime(), fmt.Errorf("read %s: %w", path, ErrTooLarge)
+		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrTooLarge)
 	}
-	return b, fi.ModTime(), nil
+	return b, mtime, nil
 }

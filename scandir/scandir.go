@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"hinit/svcname"
+	"hinit/trust"
 )
 
 // MaxYAMLSize is the largest service.yaml read. A bigger one is reported with
@@ -78,12 +79,15 @@ func ValidName(name string) bool {
 type Entry struct {
 	Name string
 	Dir  string // <scandir>/<name>
-	// UID and GID own the dir itself (never a link's target). SPEC §3: a dir
-	// owned by a non-root user runs as that user, whatever its YAML says.
+	// UID and GID own the dir itself (never a link's target), for display;
+	// who the definition may run as is Trust's to say.
 	UID, GID int
-	Down     bool      // a file named down exists beside service.yaml
-	YAML     []byte    // content of service.yaml; nil when Err is set
-	ModTime  time.Time // of service.yaml
+	// Trust is the trust rule's verdict over the dir and service.yaml as
+	// read (package trust). When it refuses, Err holds the reason too.
+	Trust   trust.Verdict
+	Down    bool      // a file named down exists beside service.yaml
+	YAML    []byte    // content of service.yaml; nil when Err is set
+	ModTime time.Time // of service.yaml
 	// Err says why service.yaml could not be read (ErrTooLarge,
 	// ErrNotRegular, an I/O error), for the supervisor to show in status.
 	Err error
@@ -93,7 +97,8 @@ type Entry struct {
 func (a Entry) same(b Entry) bool {
 	return a.Name == b.Name && a.Dir == b.Dir && a.UID == b.UID && a.GID == b.GID &&
 		a.Down == b.Down && bytes.Equal(a.YAML, b.YAML) && a.ModTime.Equal(b.ModTime) &&
-		errText(a.Err) == errText(b.Err)
+		errText(a.Err) == errText(b.Err) && a.Trust.Root == b.Trust.Root &&
+		a.Trust.UID == b.Trust.UID && a.Trust.GID == b.Trust.GID && errText(a.Trust.Refused) == errText(b.Trust.Refused)
 }
 
 // errText is the message a user would see; comparing it only detects a change

@@ -1,0 +1,69 @@
+package scandir
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUntrustedDefinitionIsRefused: a service dir or service.yaml writable
+// by others is refused with the reason, its content dropped, and the verdict
+// follows chmods both ways (IN_ATTRIB on the scandir and on the dir). Runs
+// as any user: o+w is refused whoever owns it.
+func TestUntrustedDefinitionIsRefused(t *testing.T) {
+	h := start(t, "", 1000, nil)
+	tmp := filepath.Join(h.dir, ".svc.tmp")
+	must(t, os.Mkdir(tmp, 0o755))
+	must(t, os.WriteFile(filepath.Join(tmp, "service.yaml"), []byte(yamlA), 0o644))
+	must(t, os.Chmod(tmp, 0o777))
+	svc := filepath.Join(h.dir, "svc")
+	must(t, os.Rename(tmp, svc))
+	refused := func(what string) func(e *Entry) bool {
+		return func(e *Entry) bool {
+			return e.Err != nil && strings.Contains(e.Err.Error(), what+" is writable by every user") &&
+				e.YAML == nil && e.Trust.Refused != nil && !e.Trust.Root
+		}
+	}
+	h.waitEntry("svc", refused(svc))
+
+	must(t, os.Chmod(svc, 0o755))
+	e := h.waitEntry("svc", func(e *Entry) bool { return e.Err == nil })
+	if string(e.YAML) != yamlA || e.Trust.Refused != nil {
+		t.Fatalf("after chmod 0755: YAML %q, trust %+v", e.YAML, e.Trust)
+	}
+	if os.Geteuid() == 0 && !e.Trust.Root {
+		t.Fatalf("root-owned 0755 dir with a 0644 file: trust %+v, want Root", e.Trust)
+	}
+	if os.Geteuid() != 0 && (e.Trust.Root || e.Trust.UID != os.Geteuid()) {
+		t.Fatalf("dir owned by uid %d: trust %+v, want that uid", os.Geteuid(), e.Trust)
+	}
+
+	must(t, os.Chmod(filepath.Join(svc, "service.yaml"), 0o666))
+	h.waitEntry("svc", refused(filepath.Join(svc, "service.yaml")))
+}
+
+// TestRootDirWithForeignFile: as root, a root-owned dir holding a file of
+// another user runs as that user, and a group-writable root file is refused.
+func TestRootDirWithForeignFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	h := start(t, "", 1000, nil)
+	tmp := filepath.Join(h.dir, ".svc.tmp")
+	must(t, os.Mkdir(tmp, 0o755))
+	yaml := filepath.Join(tmp, "service.yaml")
+	must(t, os.WriteFile(yaml, []byte(yamlA), 0o644))
+	must(t, os.Chown(yaml, 10000, 10001))
+	must(t, os.Rename(tmp, filepath.Join(h.dir, "svc")))
+	e := h.waitEntry("svc", func(e *Entry) bool { return true })
+	if e.Err != nil || e.Trust.Root || e.Trust.UID != 10000 || e.Trust.GID != 10001 {
+		t.Fatalf("root dir, file of 10000:10001: err %v, trust %+v; want to run as 10000:10001", e.Err, e.Trust)
+	}
+	yaml = filepath.Join(h.dir, "svc", "service.yaml")
+	must(t, os.Chown(yaml, 0, 10000))
+	must(t, os.Chmod(yaml, 0o664))
+	h.waitEntry("svc", func(e *Entry) bool {
+		return e.Err != nil && strings.Contains(e.Err.Error(), "owned by root but writable by its group")
+	})
+}
