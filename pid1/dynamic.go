@@ -99,9 +99,8 @@ func (d *dynamic) apply(ev scandir.Event) {
 }
 
 // define reads a dynamic service: a full definition or a template
-// reference rendered from hinit.yaml. A dir owned by a non-root user runs
-// as that owner whatever its YAML says: writing into the scandir never
-// yields root (SPEC §3).
+// reference rendered from hinit.yaml. Who it runs as is the trust rule's
+// verdict: writing into the scandir never yields root (SPEC §3).
 func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 	file := filepath.Join(e.Dir, "service.yaml")
 	if e.Err != nil {
@@ -120,9 +119,7 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 	}
-	if e.UID != 0 {
-		def.User = fmt.Sprintf("%d:%d", e.UID, e.GID)
-	}
+	def.User = e.Trust.User(def.User) // the trust rule (package trust)
 	return def, nil
 }
 
