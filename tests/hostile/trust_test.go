@@ -1,0 +1,79 @@
+package hostile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Trial 1 of issue 14: root through a root-owned, hermes-writable slot.
+// Only the dir's owner used to be checked, so the hermes user could rewrite
+// a root service's definition and have `user: root` honoured.
+
+// rootDefinition is a service.yaml that records who ran it in marker.
+func rootDefinition(marker string) string {
+	return fmt.Sprintf("command: [/bin/sh, -c, 'id -u > %s; exec sleep 100000']\nuser: root\n", marker)
+}
+
+// TestTrustWritableSlot: root makes service/.rw mode 0777 holding a
+// service.yaml saying `user: root` and renames it in; hermes replaces
+// service.yaml; the next start must not run hermes's command as root.
+func TestTrustWritableSlot(t *testing.T) {
+	p := startInit(t, "")
+	slot := filepath.Join(p.scan, "rw")
+	tmp := filepath.Join(p.scan, ".rw")
+	must(t, os.Mkdir(tmp, 0o755))
+	must(t, os.WriteFile(filepath.Join(tmp, "service.yaml"), []byte(rootDefinition(filepath.Join(p.dir, "root-ran"))), 0o644))
+	must(t, os.Chmod(tmp, 0o777))
+	must(t, os.Rename(tmp, slot))
+
+	pwned := filepath.Join(p.dir, "hermes-ran")
+	asHermes(t, `printf %s "$1" > "$2/.new" && mv -f "$2/.new" "$2/service.yaml"`, rootDefinition(pwned), slot)
+	p.hsvc(nil, "restart", "rw")
+	p.refusedOrRan(t, "rw", slot+" is writable by every user", pwned)
+}
+
+// TestTrustWritableFile: a root-owned 0755 dir holding a service.yaml
+// that is group- and other-writable; hermes rewrites the file in place.
+func TestTrustWritableFile(t *testing.T) {
+	p := startInit(t, "")
+	tmp := filepath.Join(p.scan, ".wf")
+	must(t, os.Mkdir(tmp, 0o755))
+	yaml := filepath.Join(tmp, "service.yaml")
+	must(t, os.WriteFile(yaml, []byte(rootDefinition(filepath.Join(p.dir, "root-ran"))), 0o644))
+	must(t, os.Chmod(yaml, 0o666))
+	must(t, os.Rename(tmp, filepath.Join(p.scan, "wf")))
+
+	pwned := filepath.Join(p.dir, "hermes-ran")
+	asHermes(t, `printf %s "$1" > "$2"`, rootDefinition(pwned), filepath.Join(p.scan, "wf", "service.yaml"))
+	p.hsvc(nil, "restart", "wf")
+	p.refusedOrRan(t, "wf", "service.yaml is writable by every user", pwned)
+}
+
+// refusedOrRan waits until name's status gives the refusal reason, or
+// until hermes's command ran (which is how the hole showed), and fails
+// unless it was refused and hermes's command never ran as root.
+func (p *initProc) refusedOrRan(t *testing.T, name, reason, pwned string) {
+	t.Helper()
+	var st svcStatus
+	waitFor(t, 15*time.Second, name+" refused in status, or hermes's command run", func() bool {
+		if _, err := os.Stat(pwned); err == nil {
+			return true
+		}
+		st, _ = p.status(name)
+		return strings.Contains(st.Reason, reason)
+	})
+	if b, err := os.ReadFile(pwned); err == nil {
+		waitFor(t, 5*time.Second, "the uid in "+pwned, func() bool {
+			b, _ = os.ReadFile(pwned)
+			return strings.HasSuffix(string(b), "\n")
+		})
+		t.Fatalf("hermes's definition ran as uid %s (want: refused, never run as root)", strings.TrimSpace(string(b)))
+	}
+	if st.State == "up" || st.PID != 0 {
+		t.Fatalf("%s is %s with pid %d, want not running", name, st.State, st.PID)
+	}
+}
