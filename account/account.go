@@ -2,14 +2,25 @@
 // /etc/passwd, or numeric "uid" / "uid:gid". It gives everything a process
 // started under that identity needs: ids, supplementary groups, home and name
 // (for HOME, USER and LOGNAME).
+//
+// Supplementary groups are the account's /etc/group groups plus the groups
+// the container gave hinit beyond its own account's (docker run
+// --group-add, compose group_add): KeepStartedGroups records those once at
+// boot, and every Lookup after it adds them, so main, services and hooks
+// keep what the operator granted.
 package account
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // Account is a resolved identity.
@@ -51,6 +62,13 @@ func Lookup(spec string) (*Account, error) {
 		}
 	}
 	a.Groups = groups(u, a.GID)
+	if ex := extra.Load(); ex != nil {
+		for _, g := range *ex {
+			if !slices.Contains(a.Groups, g) {
+				a.Groups = append(a.Groups, g)
+			}
+		}
+	}
 	if a.Home == "" {
 		a.Home = "/"
 	}
@@ -83,4 +101,40 @@ func groups(u *user.User, gid int) []int {
 // Env returns HOME, USER and LOGNAME for a.
 func (a *Account) Env() map[string]string {
 	return map[string]string{"HOME": a.Home, "USER": a.Name, "LOGNAME": a.Name}
+}
+
+// extra are the supplementary groups KeepStartedGroups recorded.
+var extra atomic.Pointer[[]int]
+
+// KeepStartedGroups records the supplementary groups this process was
+// started with that its own account does not give it (/etc/group of the
+// image), and returns them: those are what docker run --group-add or
+// compose group_add granted. Every later Lookup adds them to the account's
+// groups. Group 0 and the process's own groups from /etc/group are never
+// kept, so root's groups do not leak to an unprivileged account. Call it
+// once, at boot, before any hook can change /etc/group.
+func KeepStartedGroups() ([]int, error) {
+	have, err := unix.Getgroups()
+	if err != nil {
+		return nil, fmt.Errorf("account: getgroups: %w", err)
+	}
+	own, err := Lookup(strconv.Itoa(os.Getuid()))
+	if err != nil {
+		return nil, err
+	}
+	kept := StartedExtra(have, append(own.Groups, os.Getgid()))
+	extra.Store(&kept)
+	return kept, nil
+}
+
+// StartedExtra is the part of have that own lacks, without group 0, in
+// have's order and without duplicates.
+func StartedExtra(have, own []int) []int {
+	kept := []int{}
+	for _, g := range have {
+		if g != 0 && !slices.Contains(own, g) && !slices.Contains(kept, g) {
+			kept = append(kept, g)
+		}
+	}
+	return kept
 }

@@ -2,6 +2,7 @@ package account
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -33,5 +34,34 @@ func TestLookup(t *testing.T) {
 	}
 	if _, err := Lookup("no-such-user-here"); !errors.Is(err, ErrUnknown) {
 		t.Errorf("unknown name: %v, want ErrUnknown", err)
+	}
+}
+
+func TestStartedExtra(t *testing.T) {
+	got := StartedExtra([]int{0, 1, 4242, 10, 4242, 998}, []int{0, 1, 10})
+	if !slices.Equal(got, []int{4242, 998}) {
+		t.Errorf("StartedExtra = %v, want [4242 998]", got)
+	}
+	if got := StartedExtra(nil, []int{0}); len(got) != 0 {
+		t.Errorf("StartedExtra(nil) = %v, want none", got)
+	}
+}
+
+// TestKeptGroupsReachLookup: what KeepStartedGroups recorded is added to
+// every account Lookup resolves, once.
+func TestKeptGroupsReachLookup(t *testing.T) {
+	kept := []int{4242, 0x7ffe}
+	extra.Store(&kept)
+	t.Cleanup(func() { extra.Store(nil) })
+	a, err := Lookup("root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(a.Groups); n < 3 || a.Groups[0] != 0 || !slices.Equal(a.Groups[n-2:], kept) {
+		t.Errorf("groups %v, want root's own then [4242 32766]", a.Groups)
+	}
+	kept = []int{0}
+	if again, _ := Lookup("root"); len(slices.Compact(slices.Sorted(slices.Values(again.Groups)))) != len(again.Groups) {
+		t.Errorf("groups %v list a group twice", again.Groups)
 	}
 }

@@ -132,3 +132,27 @@ func setOwnerMode(dir string, gid int, mode os.FileMode) error {
 	}
 	return nil
 }
+
+// Regroup gives dir and every variable file in it to group gid (a boot
+// hook changed the user's group id after Write), never following a link.
+func Regroup(dir string, gid int) error {
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("regroup %s: %w", dir, err)
+	}
+	f := os.NewFile(uintptr(dfd), dir)
+	defer f.Close()
+	if err := unix.Fchown(dfd, -1, gid); err != nil {
+		return fmt.Errorf("regroup %s: %w", dir, err)
+	}
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return fmt.Errorf("regroup %s: %w", dir, err)
+	}
+	for _, n := range names {
+		if err := unix.Fchownat(dfd, n, -1, gid, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fmt.Errorf("regroup %s: %w", filepath.Join(dir, n), err)
+		}
+	}
+	return nil
+}

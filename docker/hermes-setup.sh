@@ -20,7 +20,12 @@ SEED_DIRS="backups cron sessions logs logs/gateways hooks memories skills skins 
 # Dirs given back to hermes, recursively, when something in them is not
 # hermes' (a volume written by root, a restored backup). Never the whole
 # volume: it may hold files that must stay someone else's.
-OWNED_DIRS="cron sessions logs hooks memories skills skins plans workspace home profiles pairing platforms"
+OWNED_DIRS="cron sessions logs hooks memories skills skins plans workspace home profiles pairing platforms/pairing lazy-packages"
+# Trees given back on every boot: docker exec writes them as root.
+EVERY_BOOT_DIRS="profiles cron platforms/pairing pairing"
+# Top-level state files given back on every boot (stage2's allow-list); no
+# other file at the top of the volume is ever touched.
+TOP_FILES="auth.json auth.lock .env state.db state.db-shm state.db-wal hermes_state.db response_store.db response_store.db-shm response_store.db-wal gateway.pid gateway.lock gateway_state.json processes.json active_profile"
 
 # With a terminal, the terminal belongs to main (hermes --tui): lines go to
 # hinit's own log file instead, as hinit's do.
@@ -32,21 +37,112 @@ exec 1>&2
 say() { echo "[hermes-setup] $*"; }
 is_root() { [ "$(id -u)" = 0 ]; }
 
-HUID=$(id -u hermes 2>/dev/null || echo 10000)
-HGID=$(id -g hermes 2>/dev/null || echo 10000)
+# valid_id N: digits only, 1-65534 (UID/GID 0 is refused, as stage2 does).
+valid_id() {
+	case "$1" in '' | *[!0-9]*) return 1 ;; esac
+	[ "$1" -ge 1 ] && [ "$1" -le 65534 ]
+}
 
-# no_link PATH: succeeds when no component of PATH below $HERMES_HOME is a
-# symlink; warns and fails otherwise.
-no_link() {
-	p=$HERMES_HOME
-	for part in $(echo "${1#"$HERMES_HOME"}" | tr '/' ' '); do
-		p=$p/$part
-		if [ -L "$p" ]; then
-			say "warning: refusing to go through symlink $p"
-			return 1
+# set_field FILE NAME FIELD VALUE: sets field FIELD of the NAME line of an
+# /etc/passwd-style FILE, written beside it and renamed over it.
+set_field() {
+	tmp="$1.hinit-$$"
+	cp -p "$1" "$tmp" 2>/dev/null &&
+		awk -F: -v OFS=: -v n="$2" -v f="$3" -v v="$4" '$1 == n { $f = v } { print }' "$1" >"$tmp" &&
+		mv -f "$tmp" "$1" && return 0
+	rm -f "$tmp"
+	return 1
+}
+
+# remap_ids: HERMES_UID/HERMES_GID (or the PUID/PGID aliases; HERMES_*
+# wins) give the hermes account new ids before anything runs as it. The
+# account files are edited directly (usermod -u would also chown whatever
+# the old uid owns under /opt/data, the home); the volume is repaired below
+# by the allow-list only.
+remap_ids() {
+	uid=${HERMES_UID:-${PUID:-}}
+	gid=${HERMES_GID:-${PGID:-}}
+	[ -n "$uid$gid" ] || return 0
+	if ! is_root; then
+		say "warning: HERMES_UID/PUID need a root start; ids left as they are"
+		return 0
+	fi
+	if [ -n "$uid" ] && ! valid_id "$uid"; then
+		say "warning: ignoring HERMES_UID/PUID '$uid' (want a number from 1 to 65534)"
+		uid=
+	fi
+	if [ -n "$gid" ] && ! valid_id "$gid"; then
+		say "warning: ignoring HERMES_GID/PGID '$gid' (want a number from 1 to 65534)"
+		gid=
+	fi
+	if [ -n "$uid" ] && [ "$uid" != "$(id -u hermes)" ]; then
+		say "changing hermes UID to $uid"
+		set_field /etc/passwd hermes 3 "$uid" || say "warning: cannot change /etc/passwd (read-only root?); hermes keeps its UID"
+	fi
+	if [ -n "$gid" ] && [ "$gid" != "$(id -g hermes)" ]; then
+		say "changing hermes GID to $gid"
+		{ set_field /etc/group hermes 3 "$gid" && set_field /etc/passwd hermes 4 "$gid"; } ||
+			say "warning: cannot change /etc/group (read-only root?); hermes keeps its GID"
+	fi
+}
+
+# join_group PATH LABEL: adds hermes to the group owning PATH (the docker
+# socket, a /dev/dri node), naming a group the image lacks LABEL, so that
+# main and the services hinit starts as hermes get it (stage2's #16703).
+join_group() {
+	g=$(stat -c %g "$1" 2>/dev/null) || return 0
+	if id -G hermes | tr ' ' '\n' | grep -qx "$g"; then
+		return 0
+	fi
+	name=$(awk -F: -v g="$g" '$3 == g { print $1; exit }' /etc/group)
+	if [ -z "$name" ]; then
+		name=$2
+		if ! { cp -p /etc/group "/etc/group.hinit-$$" && printf '%s:x:%s:\n' "$name" "$g" >>"/etc/group.hinit-$$" &&
+			mv -f "/etc/group.hinit-$$" /etc/group; }; then
+			rm -f "/etc/group.hinit-$$"
+			say "warning: cannot add group $name ($g) for $1"
+			return 0
+		fi
+	fi
+	members=$(awk -F: -v n="$name" '$1 == n { print $4; exit }' /etc/group)
+	if set_field /etc/group "$name" 4 "${members:+$members,}hermes"; then
+		say "added hermes to group $name ($g) for $1"
+	else
+		say "warning: cannot add hermes to group $name ($g) for $1"
+	fi
+}
+
+# join_device_groups: the docker socket's group and the /dev/dri groups.
+join_device_groups() {
+	is_root || return 0
+	for sock in /var/run/docker.sock /run/docker.sock; do
+		if [ -S "$sock" ]; then
+			join_group "$sock" hostdocker
+			break
 		fi
 	done
+	for dev in /dev/dri/renderD* /dev/dri/card*; do
+		[ -c "$dev" ] || continue
+		case $dev in */renderD*) join_group "$dev" hostrender ;; *) join_group "$dev" hostvideo ;; esac
+	done
 }
+
+# linked PATH: succeeds, saying "refusing", when a component of PATH at
+# or below $HERMES_HOME (or PATH itself) is a symlink.
+linked() {
+	lp=$1
+	while :; do
+		if [ -L "$lp" ]; then
+			say "warning: refusing to go through symlink $lp (for $1)"
+			return 0
+		fi
+		case $lp in "$HERMES_HOME" | / | .) return 1 ;; esac
+		lp=$(dirname "$lp")
+	done
+}
+
+# no_link PATH: the opposite of linked.
+no_link() { ! linked "$1"; }
 
 # own PATH: gives PATH (not what it points to) to hermes when root.
 own() {
@@ -71,22 +167,66 @@ seed_file() {
 	{ cp "$1" "$d" 2>/dev/null && own "$d"; } || say "warning: cannot seed $d"
 }
 
-# fix_ownership: as root, gives $HERMES_HOME, its top-level files and the
-# OWNED_DIRS back to hermes where someone else owns them.
+# not_hermes PATH: something in the tree PATH is not hermes:hermes.
+not_hermes() {
+	[ -n "$(find "$1" \( ! -user "$HUID" -o ! -group "$HGID" \) -print 2>/dev/null | head -n 1)" ]
+}
+
+# give_tree REL: gives $HERMES_HOME/REL back to hermes, recursively
+# (links inside are changed themselves, never followed), when something
+# in it is not hermes'.
+give_tree() {
+	gp=$HERMES_HOME/$1
+	[ -e "$gp" ] || [ -L "$gp" ] || return 0
+	no_link "$gp" || return 0
+	[ -d "$gp" ] || return 0
+	if not_hermes "$gp"; then
+		say "giving $gp back to hermes ($HUID:$HGID)"
+		chown -hR "$HUID:$HGID" "$gp" || say "warning: cannot chown $gp"
+	fi
+}
+
+# fix_ownership: as root, gives hermes back what is hermes' in the volume,
+# by allow-list only, as stage2 does (hermes#19788): the volume's top dir
+# and OWNED_DIRS when the top dir is not hermes' (a new volume, new ids);
+# on every boot the trees root writes through docker exec, the state files
+# of TOP_FILES, config.yaml (0640) and .env (0600). Anything else in the
+# volume (a host's file, a bind mount) keeps its owner.
 fix_ownership() {
 	is_root || return 0
-	[ "$(stat -c %u:%g "$HERMES_HOME")" = "$HUID:$HGID" ] || chown "$HUID:$HGID" "$HERMES_HOME"
-	find "$HERMES_HOME" -maxdepth 1 -type f \( ! -user "$HUID" -o ! -group "$HGID" \) \
-		-exec chown -h "$HUID:$HGID" {} \;
-	for d in $OWNED_DIRS; do
-		p=$HERMES_HOME/$d
-		[ -d "$p" ] || continue
+	no_link "$HERMES_HOME" || return 0
+	if [ "$(stat -c %u "$HERMES_HOME")" != "$HUID" ] || [ "$(stat -c %g "$HERMES_HOME")" != "$HGID" ]; then
+		say "giving $HERMES_HOME and its hermes dirs to hermes ($HUID:$HGID)"
+		chown "$HUID:$HGID" "$HERMES_HOME" || say "warning: cannot chown $HERMES_HOME"
+		for d in $OWNED_DIRS; do give_tree "$d"; done
+	fi
+	for d in $EVERY_BOOT_DIRS; do give_tree "$d"; done
+	p=$HERMES_HOME/logs/gateways
+	if [ -d "$p" ] && no_link "$p"; then own "$p"; fi
+	for f in $TOP_FILES config.yaml .env; do
+		p=$HERMES_HOME/$f
+		[ -e "$p" ] || [ -L "$p" ] || continue
 		no_link "$p" || continue
-		if [ -n "$(find "$p" \( ! -user "$HUID" -o ! -group "$HGID" \) | head -n 1)" ]; then
-			say "giving $p back to hermes ($HUID:$HGID)"
-			chown -hR "$HUID:$HGID" "$p"
-		fi
+		[ -f "$p" ] || continue
+		own "$p" || say "warning: cannot chown $p"
 	done
+	for f in config.yaml:640 .env:600; do
+		p=$HERMES_HOME/${f%:*}
+		if [ -f "$p" ] && [ ! -L "$p" ]; then chmod "${f#*:}" "$p"; fi
+	done
+}
+
+# real_home: HERMES_REAL_HOME (the account's real home, HOME of the
+# dashboard and the gateways) is created as hermes'.
+real_home() {
+	[ -n "${HERMES_REAL_HOME:-}" ] || return 0
+	is_root || return 0
+	if [ -L "$HERMES_REAL_HOME" ]; then
+		say "warning: refusing to go through symlink $HERMES_REAL_HOME (HERMES_REAL_HOME)"
+		return 0
+	fi
+	[ -d "$HERMES_REAL_HOME" ] && return 0
+	{ mkdir -p "$HERMES_REAL_HOME" && own "$HERMES_REAL_HOME"; } || say "warning: cannot create $HERMES_REAL_HOME"
 }
 
 # api_key: the gateway's API server needs a key; one is generated once.
@@ -124,6 +264,11 @@ python_steps() {
 	fi
 }
 
+remap_ids
+join_device_groups
+HUID=$(id -u hermes 2>/dev/null || echo 10000)
+HGID=$(id -g hermes 2>/dev/null || echo 10000)
+real_home
 if ! mkdir -p "$HERMES_HOME" 2>/dev/null; then
 	say "warning: cannot create $HERMES_HOME; mount a volume there"
 	exit 0

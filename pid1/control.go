@@ -29,7 +29,7 @@ func (h *hinit) listenControl() (serve func(context.Context)) {
 	}()
 	return func(ctx context.Context) {
 		if ln := <-ready; ln != nil {
-			go control.Serve(ctx, ln, h, gid, h.log)
+			go control.Serve(ctx, ln, h, h.serveGID(gid), h.log)
 		}
 	}
 }

@@ -103,6 +103,7 @@ func boot(args []string) int {
 	if code := h.runHooks(); code >= 0 {
 		return code
 	}
+	h.reresolveUser()
 	env := h.environAfterHooks()
 	h.reconcileGateways(env)
 	svcCtx, cancelSvcs := context.WithCancel(ctx)

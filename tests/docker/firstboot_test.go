@@ -1,0 +1,157 @@
+package docker
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// procStatus is the field (Uid, Gid, Groups) of /proc/PID/status in c.
+func (c *ctr) procStatus(pid int, field string) string {
+	c.t.Helper()
+	for _, l := range strings.Split(c.readFile("/proc/"+strconv.Itoa(pid)+"/status"), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			return strings.Join(strings.Fields(v), " ")
+		}
+	}
+	c.t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return ""
+}
+
+// procEnv is the environment of PID in c, as hinit started it, read as
+// hermes (root of docker exec lacks CAP_SYS_PTRACE for another uid).
+func (c *ctr) procEnv(pid int) map[string]string {
+	c.t.Helper()
+	env := map[string]string{}
+	for _, kv := range strings.Split(c.sh("hermes", "cat /proc/"+strconv.Itoa(pid)+"/environ"), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// mainPID is the pid of main (the one `sleep` of the container).
+func (c *ctr) mainPID() int {
+	c.t.Helper()
+	pid, err := strconv.Atoi(strings.Fields(c.sh("root", "pidof sleep"))[0])
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return pid
+}
+
+// TestRemapPUID: -e PUID/PGID (the NAS aliases of HERMES_UID/HERMES_GID)
+// remap hermes before anything runs as it: main and the gateway run as
+// 1234:1234, hermes' hsvc calls are answered, the volume's allow-listed
+// paths become 1234's, and everything else in it keeps its owner: a host's
+// top-level file (hermes#19788) and what a planted symlink points to, with
+// a "refusing" line in docker logs.
+func TestRemapPUID(t *testing.T) {
+	t.Parallel()
+	needEngine(t)
+	vol := volume(t)
+	n := name(t)
+	must(t, "run", "--rm", "--pull", "never", "--network", "none", "--label", runLabel, "--name", n,
+		"-v", vol+":/opt/data", "--entrypoint", "/bin/sh", image, "-c", `set -e
+		mkdir -p /opt/data/profiles/coder /opt/data/sessions/old /opt/data/mine
+		echo soul >/opt/data/profiles/coder/SOUL.md
+		touch /opt/data/auth.json /opt/data/state.db /opt/data/sessions/old/s.json /opt/data/mine/keep
+		echo secret >/opt/data/host_secret.json
+		chown -R 10000:10000 /opt/data
+		chown 0:0 /opt/data/host_secret.json /opt/data/state.db
+		chown 777:777 /opt/data/mine/keep
+		ln -s /etc/hostname /opt/data/active_profile`)
+	c := start(t, []string{"-v", vol + ":/opt/data", "-e", "PUID=1234", "-e", "PGID=1234",
+		"-e", "HERMES_GATEWAY_BOOTSTRAP_STATE=running"}, "sleep", "infinity")
+	c.booted()
+	if ids := strings.TrimSpace(c.sh("root", "id -u hermes; id -g hermes")); ids != "1234\n1234" {
+		t.Errorf("hermes ids %q, want 1234 and 1234", ids)
+	}
+	gw := c.waitState("gateway-default", "up", 30*time.Second, up)
+	for what, pid := range map[string]int{"main": c.mainPID(), "gateway-default": gw.PID} {
+		if uid, gid := c.procStatus(pid, "Uid"), c.procStatus(pid, "Gid"); uid != "1234 1234 1234 1234" || gid != "1234 1234 1234 1234" {
+			t.Errorf("%s runs as uid %q gid %q, want 1234", what, uid, gid)
+		}
+	}
+	owners := map[string]string{
+		"/opt/data": "1234:1234", "/opt/data/profiles/coder/SOUL.md": "1234:1234",
+		"/opt/data/sessions/old/s.json": "1234:1234", "/opt/data/auth.json": "1234:1234",
+		"/opt/data/state.db": "1234:1234", "/opt/data/logs/gateways": "1234:1234",
+		"/opt/data/host_secret.json": "0:0", "/opt/data/mine/keep": "777:777", "/opt/data/mine": "10000:10000",
+		"/etc/hostname": "0:0",
+	}
+	for p, want := range owners {
+		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g "+p)); got != want {
+			t.Errorf("%s owned by %s, want %s", p, got, want)
+		}
+	}
+	if l := c.logs(); !strings.Contains(l, "refusing to go through symlink /opt/data/active_profile") ||
+		!strings.Contains(l, "changing hermes UID to 1234") {
+		t.Errorf("docker logs lack the remap or the refusing line:\n%s", l)
+	}
+	if s, ok := c.status("gateway-coder"); !ok || s.State != "down" {
+		t.Errorf("gateway-coder %+v (registered %v), want a down slot", s, ok)
+	}
+}
+
+// TestGroupsKept: the groups the container was started with (--group-add)
+// and the groups of a bind-mounted docker socket and /dev/dri render node
+// reach main and the gateways; HERMES_REAL_HOME becomes HOME of the
+// dashboard and the gateways and is created as hermes'.
+func TestGroupsKept(t *testing.T) {
+	t.Parallel()
+	needEngine(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("this test makes a socket and a device node owned by other groups: run it as root, as CI does")
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	render := filepath.Join(dir, "renderD128")
+	if err := unix.Mknod(render, unix.S_IFCHR|0o660, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	for p, gid := range map[string]int{sock: 4343, render: 4444} {
+		if err := os.Chown(p, 0, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := start(t, []string{"--group-add", "4242", "-v", sock + ":/var/run/docker.sock", "-v", render + ":/dev/dri/renderD128",
+		"-e", "HERMES_GATEWAY_BOOTSTRAP_STATE=running", "-e", "HERMES_DASHBOARD=1", "-e", "HERMES_REAL_HOME=/home/agent"},
+		"sleep", "infinity")
+	c.booted()
+	gw := c.waitState("gateway-default", "up", 30*time.Second, up)
+	dash := c.waitState("dashboard", "up", 30*time.Second, up)
+	for what, pid := range map[string]int{"main": c.mainPID(), "gateway-default": gw.PID, "dashboard": dash.PID} {
+		groups := strings.Fields(c.procStatus(pid, "Groups"))
+		for _, g := range []string{"4242", "4343", "4444", "10000"} {
+			if !slices.Contains(groups, g) {
+				t.Errorf("%s has groups %v, want %s among them", what, groups, g)
+			}
+		}
+		if slices.Contains(groups, "0") {
+			t.Errorf("%s has root's group 0: %v", what, groups)
+		}
+	}
+	for what, pid := range map[string]int{"gateway-default": gw.PID, "dashboard": dash.PID} {
+		env := c.procEnv(pid)
+		if env["HOME"] != "/home/agent" || env["HERMES_REAL_HOME"] != "/home/agent" {
+			t.Errorf("%s: HOME=%q HERMES_REAL_HOME=%q, want /home/agent", what, env["HOME"], env["HERMES_REAL_HOME"])
+		}
+	}
+	if owner := strings.TrimSpace(c.sh("root", "stat -c %u:%g /home/agent")); owner != "10000:10000" {
+		t.Errorf("/home/agent owned by %s, want hermes'", owner)
+	}
+}
