@@ -27,6 +27,23 @@ func MkdirAll(path string, perm os.FileMode) error {
 	return unix.Close(fd)
 }
 
+// OpenDir opens the directory path for reading, never through a symlink,
+// and when create is set creates its missing components with perm first.
+// The descriptor names the same directory whatever is renamed later, so
+// renameat, unlinkat and openat relative to it never reach anywhere else.
+func OpenDir(path string, create bool, perm os.FileMode) (*os.File, error) {
+	pfd, err := walkDir(path, create, perm)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(pfd)
+	fd, err := openat(pfd, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open dir %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // OpenFile is os.OpenFile that never follows a symlink, neither in the
 // directories leading to path nor in path itself.
 func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {

@@ -1,11 +1,15 @@
 package svclog
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"hinit/asuser"
 )
@@ -32,7 +36,13 @@ const (
 // rather than per line.
 const retryEvery = time.Second
 
-// fileWriter writes lines to <dir>/current and rotates it.
+// fileWriter writes lines to <dir>/current and rotates it. The dir is
+// opened once, never through a symlink, and everything after that is
+// relative to that descriptor (openat, renameat, unlinkat): whatever is
+// renamed or swapped for a symlink on the way, rotation only ever touches
+// the dir it opened. The path is looked up again at most once per
+// retryEvery while lines flow; when it no longer names that dir (moved
+// away, deleted), the dir is created again and writing goes on there.
 type fileWriter struct {
 	dir     string
 	owner   asuser.ID
@@ -42,6 +52,10 @@ type fileWriter struct {
 	log     *slog.Logger
 
 	// Owned by the output's goroutine.
+	d       *os.File  // the log dir, nil until opened
+	dirID   fileID    // of d
+	checkAt time.Time // no lookup of the path before this
+	lastMsg string    // the last problem with the path that was logged
 	f       *os.File  // current, nil until opened
 	size    int64     // bytes in current
 	partial bool      // a failed write left current mid-line
@@ -117,6 +131,9 @@ func entrySize(l line) int64 { return int64(len(stampLayout) + 1 + len(l.text) +
 
 // ready makes sure current is open and has room for n more bytes.
 func (w *fileWriter) ready(n int64) error {
+	if w.f != nil && !w.now().Before(w.checkAt) {
+		w.recheck()
+	}
 	if w.f == nil {
 		if err := w.open(); err != nil {
 			return err
@@ -134,13 +151,20 @@ func (w *fileWriter) ready(n int64) error {
 	return nil
 }
 
-// open creates the dir and opens current, as the owner.
+// open creates the dir and opens it and current, as the owner.
 func (w *fileWriter) open() error {
 	if !w.due() {
 		return w.err
 	}
 	err := asuser.Do(w.owner, func() error {
-		if err := asuser.MkdirAll(w.dir, dirPerm); err != nil {
+		d, err := asuser.OpenDir(w.dir, true, dirPerm)
+		if err != nil {
+			return err
+		}
+		w.closeDir()
+		w.d = d
+		w.dirID, err = statID(d)
+		if err != nil {
 			return err
 		}
 		return w.openCurrent()
@@ -149,7 +173,47 @@ func (w *fileWriter) open() error {
 		w.failed(fmt.Errorf("open log: %w", err))
 		return w.err
 	}
+	w.checkAt = w.now().Add(retryEvery)
 	return nil
+}
+
+// recheck looks the path up again (a read-only walk that never follows a
+// symlink: no need for the owner's rights) and, when it no longer names the
+// dir being written, reopens: a fresh dir is created where the old one was.
+// A path that cannot be looked up (a symlink now stands there) leaves the
+// writer in the dir it has, said once.
+func (w *fileWriter) recheck() {
+	w.checkAt = w.now().Add(retryEvery)
+	d, err := asuser.OpenDir(w.dir, false, 0)
+	var id fileID
+	if err == nil {
+		id, err = statID(d)
+		d.Close()
+	}
+	switch {
+	case err == nil && id == w.dirID:
+		w.lastMsg = ""
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		w.log.Info("log dir was moved away or replaced: writing to a new one", "dir", w.dir)
+		w.close()
+		w.lastMsg = ""
+	default:
+		if msg := err.Error(); msg != w.lastMsg {
+			w.lastMsg = msg
+			w.log.Warn("log dir path cannot be used; writing on in the dir opened before", "err", err)
+		}
+	}
+}
+
+// fileID identifies a file for as long as it exists.
+type fileID struct{ dev, ino uint64 }
+
+func statID(f *os.File) (fileID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fileID{}, fmt.Errorf("stat %s: %w", f.Name(), err)
+	}
+	return fileID{st.Dev, st.Ino}, nil
 }
 
 // due reports whether an open or rotation may be attempted.
@@ -161,24 +225,49 @@ func (w *fileWriter) failed(err error) {
 	w.retryAt = w.now().Add(retryEvery)
 }
 
-// openCurrent opens current for appending; it runs as the owner.
+// openCurrent opens current for appending, relative to the dir; it runs as
+// the owner. A FIFO, a symlink or a file with other hard links planted as
+// current is refused: root must not write into someone else's file.
 func (w *fileWriter) openCurrent() error {
-	f, err := asuser.OpenFile(filepath.Join(w.dir, currentName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, filePerm)
-	if err != nil {
-		return err
+	path := filepath.Join(w.dir, currentName)
+	fd, err := unix.Openat(int(w.d.Fd()), currentName,
+		unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, filePerm)
+	if err == unix.ELOOP {
+		err = asuser.ErrSymlink
 	}
-	st, err := f.Stat()
 	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
-		return fmt.Errorf("stat %s: %w", f.Name(), err)
+		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	w.f, w.size, w.partial = f, st.Size(), false
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		f.Close()
+		return fmt.Errorf("open %s: not a regular file with one link (mode %o, %d links): refused", path, st.Mode, st.Nlink)
+	}
+	w.f, w.size, w.partial = f, st.Size, false
 	return nil
 }
 
+// close closes current and the dir, when the output finishes.
 func (w *fileWriter) close() {
+	w.closeCurrent()
+	w.closeDir()
+}
+
+func (w *fileWriter) closeCurrent() {
 	if w.f != nil {
 		w.f.Close()
 		w.f = nil
+	}
+}
+
+func (w *fileWriter) closeDir() {
+	if w.d != nil {
+		w.d.Close()
+		w.d = nil
 	}
 }

@@ -191,3 +191,13 @@ func userHome(t *testing.T) string {
 	}
 	return home
 }
+
+// archives lists the archive names in dir, oldest first.
+func archives(dir string) ([]string, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return archivesIn(int(d.Fd()))
+}

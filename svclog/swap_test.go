@@ -1,0 +1,168 @@
+package svclog
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestRotationNeverFollowsASwappedDir: the log dir of a (root) service is
+// moved away and a symlink to a victim dir put in its place; rotation goes
+// on in the dir it opened and never renames or deletes anything in the
+// victim (issue 14, trial 2). Runs as any user: Owner zero is root when the
+// test is root, and the rights of the test's user otherwise.
+func TestRotationNeverFollowsASwappedDir(t *testing.T) {
+	base := t.TempDir()
+	dir, moved, victim := filepath.Join(base, "logs"), filepath.Join(base, "logs.moved"), filepath.Join(base, "victim")
+	must(t, os.Mkdir(victim, 0o755))
+	victimFiles := map[string]string{
+		currentName:                  "the victim's current\n",
+		"@20000101T000000.000000Z.s": "a\n", "@20000101T000000.000001Z.s": "b\n", "@20000101T000000.000002Z.s": "c\n",
+	}
+	for name, text := range victimFiles {
+		must(t, os.WriteFile(filepath.Join(victim, name), []byte(text), 0o644))
+	}
+	clock := newClock()
+	const maxSize = 200
+	l := newLog(t, Options{Dir: dir, MaxSize: maxSize, Keep: 1, Now: clock.Now})
+	fmt.Fprintln(l.Writer(), "before the swap")
+	waitFor(t, "the first line in current", func() bool { return fileHas(filepath.Join(dir, currentName), "before the swap") }, 10*time.Second)
+
+	must(t, os.Rename(dir, moved))
+	must(t, os.Symlink(victim, dir))
+	for i := range 60 {
+		clock.Add(retryEvery / 2)
+		fmt.Fprintf(l.Writer(), "after the swap %02d %s\n", i, strings.Repeat("x", 40))
+	}
+	closeLog(t, l)
+
+	if got := dirFiles(t, victim); !maps.Equal(got, victimFiles) {
+		t.Fatalf("the victim dir changed: %q, want %q", got, victimFiles)
+	}
+	names, err := archives(moved)
+	must(t, err)
+	if len(names) != 1 {
+		t.Fatalf("the dir written before the swap has archives %v, want keep=1 of them", names)
+	}
+	if st, err := os.Stat(filepath.Join(moved, currentName)); err != nil || st.Size() > maxSize {
+		t.Fatalf("current of the moved dir: %v, want at most %d bytes", err, maxSize)
+	}
+}
+
+// TestMovedAwayDirIsRecreated: once the log dir is moved away a new one is
+// created at the path and written (the old dir gets nothing more), with one
+// info line and no warning, and the new current stays bounded.
+func TestMovedAwayDirIsRecreated(t *testing.T) {
+	base := t.TempDir()
+	dir, moved := filepath.Join(base, "logs"), filepath.Join(base, "moved")
+	var out syncBuffer
+	clock := newClock()
+	const maxSize = 300
+	l := newLog(t, Options{Dir: dir, MaxSize: maxSize, Keep: 2, Now: clock.Now,
+		Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	fmt.Fprintln(l.Writer(), "first")
+	waitFor(t, "the first line in current", func() bool { return fileHas(filepath.Join(dir, currentName), "first") }, 10*time.Second)
+
+	must(t, os.Rename(dir, moved))
+	clock.Add(retryEvery)
+	fmt.Fprintln(l.Writer(), "second")
+	waitFor(t, "a new current at the old path", func() bool { return fileHas(filepath.Join(dir, currentName), "second") }, 10*time.Second)
+	for i := range 60 {
+		clock.Add(retryEvery)
+		fmt.Fprintf(l.Writer(), "more %02d %s\n", i, strings.Repeat("x", 40))
+	}
+	closeLog(t, l)
+
+	if got := texts(readEntries(t, filepath.Join(moved, currentName))); len(got) != 1 || got[0] != "first" {
+		t.Fatalf("the moved dir's current holds %q, want only \"first\"", got)
+	}
+	if st, err := os.Stat(filepath.Join(dir, currentName)); err != nil || st.Size() > maxSize {
+		t.Fatalf("new current: %v, want at most %d bytes", err, maxSize)
+	}
+	if names, _ := archives(dir); len(names) != 2 {
+		t.Fatalf("new dir has archives %v, want keep=2", names)
+	}
+	logged := out.String()
+	if strings.Count(logged, "moved away") != 1 || strings.Contains(logged, "level=WARN") {
+		t.Fatalf("hinit's log: want one \"moved away\" line and no warning, got:\n%s", logged)
+	}
+}
+
+// TestPlantedCurrentIsRefused: a hard link to someone else's file or a FIFO
+// planted as current is never written into (nor blocks); the line is lost.
+func TestPlantedCurrentIsRefused(t *testing.T) {
+	for _, plant := range []string{"hard link", "fifo"} {
+		t.Run(plant, func(t *testing.T) {
+			base := t.TempDir()
+			dir, victim := filepath.Join(base, "logs"), filepath.Join(base, "victim")
+			must(t, os.Mkdir(dir, 0o755))
+			must(t, os.WriteFile(victim, []byte("victim\n"), 0o644))
+			if plant == "fifo" {
+				must(t, unix.Mkfifo(filepath.Join(dir, currentName), 0o644))
+			} else {
+				must(t, os.Link(victim, filepath.Join(dir, currentName)))
+			}
+			l := newLog(t, Options{Dir: dir, Now: newClock().Now})
+			fmt.Fprintln(l.Writer(), "lost")
+			waitFor(t, "the line to be counted lost", func() bool { return l.Lost() == 1 }, 10*time.Second)
+			closeLog(t, l)
+			if b, _ := os.ReadFile(victim); string(b) != "victim\n" {
+				t.Fatalf("victim file now holds %q", b)
+			}
+		})
+	}
+}
+
+// fileHas reports whether the file at path contains s.
+func fileHas(path, s string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(b, []byte(s))
+}
+
+// dirFiles maps each file name in dir to its content.
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	must(t, err)
+	m := map[string]string{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		must(t, err)
+		m[e.Name()] = string(b)
+	}
+	return m
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer // guarded by mu
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
