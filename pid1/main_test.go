@@ -3,6 +3,7 @@ package pid1
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,19 +51,20 @@ func TestMainUser(t *testing.T) {
 		t.Skip("needs root")
 	}
 	testprog.ExposeBinary(t)
-	cfg := "user: \"10000:10000\"\n"
+	id := testprog.UnusedUID(t)
+	cfg := fmt.Sprintf("user: \"%d:%d\"\n", id, id)
 	script := `echo "$(id -u):$(id -g) HOME=$HOME USER=$USER"`
 	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/sh", "-c", script}})
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if got, want := strings.TrimSpace(p.stdout.String()), "10000:10000 HOME=/ USER=10000"; got != want {
+	if got, want := strings.TrimSpace(p.stdout.String()), fmt.Sprintf("%d:%d HOME=/ USER=%d", id, id, id); got != want {
 		t.Errorf("main as user: %q, want %q", got, want)
 	}
 	p, code = runInit(t, initOpts{config: "user: root\nmain: {user: root}\n", notPID1: true,
-		cred: &syscall.Credential{Uid: 10000, Gid: 10000}, args: []string{"/bin/sh", "-c", "id -u; exit 7"}})
-	if code != 7 || strings.TrimSpace(p.stdout.String()) != "10000" {
-		t.Errorf("hinit as uid 10000: exit %d, main said %q; want 7 and 10000", code, p.stdout)
+		cred: &syscall.Credential{Uid: uint32(id), Gid: uint32(id)}, args: []string{"/bin/sh", "-c", "id -u; exit 7"}})
+	if code != 7 || strings.TrimSpace(p.stdout.String()) != strconv.Itoa(id) {
+		t.Errorf("hinit as uid %d: exit %d, main said %q; want 7 and %d", id, code, p.stdout, id)
 	}
 	if strings.Contains(p.stderr.String(), "error") {
 		t.Errorf("non-root run logged an error:\n%s", p.stderr)

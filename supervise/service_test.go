@@ -254,7 +254,8 @@ func TestEnvAndUserAtEachStart(t *testing.T) {
 	testprog.ExposeBinary(t)
 	dir := testprog.PublicDir(t)
 	d := def("who", "whoami")
-	d.User = "10000:10000"
+	id := testprog.UnusedUID(t)
+	d.User = fmt.Sprintf("%d:%d", id, id)
 	d.Env = map[string]string{"GREETING": "${WORD:-hello}"}
 	d.Log.Dir, d.Log.MaxSize, d.Log.Keep = filepath.Join(dir, "logs"), 1<<20, 2
 	d.Restart = config.RestartNever
@@ -271,7 +272,7 @@ func TestEnvAndUserAtEachStart(t *testing.T) {
 	t.Log(s.Status())
 	b, _ := os.ReadFile(filepath.Join(dir, "logs", "current"))
 	out := string(b)
-	for _, want := range []string{"uid=10000 gid=10000 groups=10000 cwd=/ HOME=/ USER=10000 LOGNAME=10000",
+	for _, want := range []string{fmt.Sprintf("uid=%[1]d gid=%[1]d groups=%[1]d cwd=/ HOME=/ USER=%[1]d LOGNAME=%[1]d", id),
 		"GREETING=hello", "GREETING=bonjour"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out)
