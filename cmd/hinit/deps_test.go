@@ -2,8 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,9 +12,9 @@ import (
 // net in hinit"), and os/exec, whose Cmd.Wait would race the reaper, the
 // only caller of wait4 (every child starts through reaper.Start).
 func TestDeps(t *testing.T) {
-	goBin, err := exec.LookPath("go")
+	goBin, err := exec.LookPath("go") // go test puts $GOROOT/bin first on PATH
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("go not on PATH: %v", err)
 	}
 	out, err := exec.Command(goBin, "list", "-deps", ".").Output()
 	if err != nil {
