@@ -17,10 +17,11 @@ import (
 // usable value so that decoding goes on.
 type decoder struct {
 	problems
+	reconcileTemplate *yaml.Node // reconcile.template, checked once every file is read
 }
 
 func newDecoder(file string) *decoder {
-	return &decoder{problems{file: file}}
+	return &decoder{problems: problems{file: file}}
 }
 
 // at records a problem about node n; path (e.g. "services.web.restart")

@@ -1,9 +1,7 @@
 package config
 
 import (
-	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -23,30 +21,27 @@ func Default() *Config {
 	return &Config{ServicesMax: DefaultServicesMax, Templates: map[string]*Template{}}
 }
 
-// Load reads and parses the configuration file at path. A missing file is
-// an error wrapping fs.ErrNotExist, so the caller can fall back to Default.
-func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+// Parse decodes and validates hinit.yaml alone (no drop-ins); file names
+// it in messages. The error, if any, is an *Error listing every problem as
+// "file:line: msg". An empty file is the built-in defaults.
+func Parse(file string, data []byte) (*Config, error) {
+	d, c := parseMain(file, data)
+	d.checkReconcile(c)
+	if err := d.err(); err != nil {
+		return nil, err
 	}
-	return Parse(path, data)
+	return c, nil
 }
 
-// Parse decodes and validates hinit.yaml; file names it in messages. The
-// error, if any, is an *Error listing every problem as "file:line: msg".
-// An empty file is the built-in defaults.
-func Parse(file string, data []byte) (*Config, error) {
+// parseMain decodes hinit.yaml without the checks that need the drop-ins.
+func parseMain(file string, data []byte) (*decoder, *Config) {
 	d := newDecoder(file)
 	c := Default()
 	c.File = file
 	if root := d.document(data); root != nil {
 		d.config(c, root)
 	}
-	if err := d.err(); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return d, c
 }
 
 // config decodes the top-level mapping into c.
@@ -55,7 +50,6 @@ func (d *decoder) config(c *Config, n *yaml.Node) {
 		d.at(n, "", "expected a mapping of %s at the top level, got %s", topKeys, describe(n))
 		return
 	}
-	var reconcileTemplate *yaml.Node
 	for _, e := range d.entries(n, "") {
 		switch e.key {
 		case "user":
@@ -69,7 +63,7 @@ func (d *decoder) config(c *Config, n *yaml.Node) {
 		case "boot":
 			c.Boot = d.hooks(e.v, e.key)
 		case "reconcile":
-			c.Reconcile, reconcileTemplate = d.reconcile(e.v, e.key)
+			c.Reconcile, d.reconcileTemplate = d.reconcile(e.v, e.key)
 		case "services_max":
 			d.intTo(&c.ServicesMax, e.v, e.key, 1)
 		case "shutdown_timeout":
@@ -80,8 +74,13 @@ func (d *decoder) config(c *Config, n *yaml.Node) {
 			d.unknown(e, "", topKeys)
 		}
 	}
+}
+
+// checkReconcile reports a reconcile.template that names no template, once
+// every file that may define templates is read.
+func (d *decoder) checkReconcile(c *Config) {
 	if r := c.Reconcile; r != nil && r.Template != "" && c.Templates[r.Template] == nil {
-		d.at(reconcileTemplate, "reconcile.template", "%s is not one of the templates (%s)", quote(r.Template), templateNames(c.Templates))
+		d.at(d.reconcileTemplate, "reconcile.template", "%s is not one of the templates (%s)", quote(r.Template), templateNames(c.Templates))
 	}
 }
 
@@ -145,7 +144,7 @@ func (d *decoder) hooks(n *yaml.Node, path string) []Hook {
 	names := map[string]int{}
 	for i, item := range d.items(n, path) {
 		p := index(path, i)
-		h := Hook{Timeout: 60 * time.Second, OnFailure: "stop"}
+		h := Hook{Timeout: 60 * time.Second, OnFailure: "stop", File: d.file, Line: item.Line}
 		if isNull(item) {
 			d.at(item, p, "expected a mapping of %s, got null", hookKeys)
 			continue

@@ -20,6 +20,7 @@ const (
 // Config is the whole of hinit.yaml.
 type Config struct {
 	File            string               // path the config was read from ("" for built-in defaults)
+	DropIns         []string             // the hinit.d/*.yaml files merged in, in name order
 	User            string               // the image's unprivileged account (default user, control group, reconcile identity)
 	Main            Main                 // the main program
 	Services        []*Service           // static services, in file order
@@ -131,6 +132,8 @@ type Hook struct {
 	Command   []string
 	Timeout   time.Duration
 	OnFailure string // "stop" (default) or "continue"
+	File      string // file the hook is defined in, for messages
+	Line      int    // line of the hook in File
 }
 
 // Reconcile configures boot reconciliation of gateways (SPEC §5).

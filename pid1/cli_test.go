@@ -38,6 +38,27 @@ func TestCheckConfig(t *testing.T) {
 	}
 }
 
+// check-config validates hinit.yaml with its hinit.d drop-ins: each file
+// it read is named ok, and a service defined twice names both places.
+func TestCheckConfigDropIns(t *testing.T) {
+	dir := t.TempDir()
+	main, dropIn := filepath.Join(dir, "hinit.yaml"), filepath.Join(dir, "hinit.d", "50-extra.yaml")
+	os.Mkdir(filepath.Join(dir, "hinit.d"), 0o755)
+	os.WriteFile(main, []byte("services:\n  web: {command: [sleep, '1']}\n"), 0o644)
+	os.WriteFile(dropIn, []byte("services:\n  extra: {command: [sleep, '1']}\n"), 0o644)
+	var out, errb bytes.Buffer
+	if code := checkConfig([]string{main}, &out, &errb); code != 0 || out.String() != main+": ok\n"+dropIn+": ok\n" {
+		t.Errorf("check-config = %d, %q, %q; want 0 and both files ok", code, out.String(), errb.String())
+	}
+	os.WriteFile(dropIn, []byte("services:\n  web: {command: [sleep, '2']}\n"), 0o644)
+	out.Reset()
+	want := dropIn + ":2: services.web: defined twice (first at " + main + ":2)\n"
+	errb.Reset()
+	if code := checkConfig([]string{main}, &out, &errb); code != 1 || errb.String() != want {
+		t.Errorf("check-config = %d, %q; want 1, %q", code, errb.String(), want)
+	}
+}
+
 func TestDropTiniFlags(t *testing.T) {
 	tests := []struct{ in, want []string }{
 		{[]string{"-g", "--", "hermes", "-g"}, []string{"hermes", "-g"}},

@@ -84,7 +84,8 @@ func checkConfig(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 {
 		path = args[0]
 	}
-	if _, err := config.Load(path); err != nil {
+	c, err := config.Load(path)
+	if err != nil {
 		if ce, ok := err.(*config.Error); ok {
 			for _, l := range ce.Lines() {
 				fmt.Fprintln(stderr, l)
@@ -95,6 +96,9 @@ func checkConfig(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", path)
+	for _, f := range c.DropIns {
+		fmt.Fprintf(stdout, "%s: ok\n", f)
+	}
 	return 0
 }
 
