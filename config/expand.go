@@ -106,11 +106,27 @@ func closingBrace(s string) int {
 	return -1
 }
 
-// Truthy reports whether s means yes: "1", "true" or "yes" in any case,
-// surrounding blanks ignored. Everything else, "" included, is false.
+// TruthySpellings and FalsySpellings are the values Truthy and Falsy
+// accept, in any case, for messages and documentation.
+const (
+	TruthySpellings = "1, true, yes, on"
+	FalsySpellings  = "0, false, no, off or empty"
+)
+
+// Truthy reports whether s means yes: "1", "true", "yes" or "on" in any
+// case, surrounding blanks ignored. Everything else, "" included, is false.
 func Truthy(s string) bool {
 	s = strings.TrimSpace(s)
-	return s == "1" || strings.EqualFold(s, "true") || strings.EqualFold(s, "yes")
+	return s == "1" || strings.EqualFold(s, "true") || strings.EqualFold(s, "yes") || strings.EqualFold(s, "on")
+}
+
+// Falsy reports whether s plainly means no: "", "0", "false", "no" or
+// "off" in any case, surrounding blanks ignored. A value that is neither
+// Truthy nor Falsy (HERMES_DASHBOARD=enable) counts as no, and deserves a
+// warning.
+func Falsy(s string) bool {
+	s = strings.TrimSpace(s)
+	return s == "" || s == "0" || strings.EqualFold(s, "false") || strings.EqualFold(s, "no") || strings.EqualFold(s, "off")
 }
 
 // Expanded returns a deep copy of s with Expand applied, against env, to

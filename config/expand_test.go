@@ -47,12 +47,17 @@ func TestTruthy(t *testing.T) {
 		in   string
 		want bool
 	}{
-		{"1", true}, {"true", true}, {"TRUE", true}, {"Yes", true}, {" yes\n", true},
-		{"", false}, {"0", false}, {"false", false}, {"no", false}, {"on", false}, {"y", false}, {"2", false},
+		{"1", true}, {"true", true}, {"TRUE", true}, {"Yes", true}, {" yes\n", true}, {"on", true}, {"ON", true},
+		{"", false}, {"0", false}, {"false", false}, {"no", false}, {"Off", false}, {"y", false}, {"2", false}, {"enable", false},
 	}
 	for _, tt := range tests {
 		if got := Truthy(tt.in); got != tt.want {
 			t.Errorf("Truthy(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+	for in, want := range map[string]bool{"": true, " 0 ": true, "FALSE": true, "no": true, "off": true, "on": false, "y": false, "enable": false} {
+		if got := Falsy(in); got != want {
+			t.Errorf("Falsy(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

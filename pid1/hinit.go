@@ -186,7 +186,11 @@ func (h *hinit) deps() *supervise.Deps {
 // enabled: is falsy (in the container environment env), down.
 func (h *hinit) startStatic(env map[string]string) {
 	for _, def := range h.set.cfg.Services {
-		up := def.Enabled == "" || config.Truthy(config.Expand(def.Enabled, env))
+		v := config.Expand(def.Enabled, env)
+		up := def.Enabled == "" || config.Truthy(v)
+		if def.Enabled != "" && !up && !config.Falsy(v) {
+			h.log.Warn(fmt.Sprintf("enabled: %q is neither true (%s) nor false (%s): the service stays down", v, config.TruthySpellings, config.FalsySpellings), "svc", def.Name)
+		}
 		if _, err := h.group.Add(def, up); err != nil {
 			h.log.Error("cannot add service", "svc", def.Name, "err", err)
 		}
