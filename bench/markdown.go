@@ -54,7 +54,7 @@ Versions: %s.
 - The peers run with their defaults unless a scenario says otherwise; hinit with its defaults
   plus what the scenario names. Every scandir, runtime dir and FIFO lives on a tmpfs
   (`+"`%s`"+`), as /run does in a container.
-- **goal** is hinit's target from issues 2, 3 and 6; **met** compares hinit's median with it.
+- **goal** is hinit's target for that figure (bench/goals.go); **met** compares hinit's median with it.
 - The machine may be shared: a wide min–max means something else ran at the same time; compare
   medians, and rerun before drawing conclusions from a single outlier.
 
