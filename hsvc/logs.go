@@ -57,7 +57,7 @@ func (c *cli) showLog(path string, n int, follow bool) error {
 	case errors.Is(err, fs.ErrNotExist) && follow:
 		// nothing logged yet: follow waits for the file
 	case errors.Is(err, fs.ErrNotExist):
-		return exitf(control.CodeFailed, "no log at %s yet: the service has not written any; try hsvc logs -f", path)
+		return exitf(control.CodeFailed, "no log at %s yet: nothing written there so far (not started yet?); hsvc logs -f waits for it", path)
 	case err != nil:
 		return err
 	default:

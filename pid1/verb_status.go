@@ -5,18 +5,33 @@ import (
 	"slices"
 	"strings"
 
+	"hinit/config"
 	"hinit/control"
 	"hinit/supervise"
+	"hinit/svclog"
 )
 
 func (h *hinit) status(names []string) *control.Response {
 	resp := control.OK()
+	var env map[string]string
+	add := func(st supervise.Status) {
+		cs := toControl(st)
+		if cs.LogPath == "" && st.LogDir != "" {
+			// Not started yet: where its log will be, as its next
+			// start would expand log.dir (read once per request).
+			if env == nil {
+				env = h.containerEnv()
+			}
+			cs.LogPath = svclog.CurrentPath(config.Expand(st.LogDir, env))
+		}
+		resp.Services = append(resp.Services, cs)
+	}
 	if len(names) == 0 {
 		for _, s := range h.group.List() {
-			resp.Services = append(resp.Services, toControl(s.Status()))
+			add(s.Status())
 		}
 		for _, st := range h.dyn.noted() {
-			resp.Services = append(resp.Services, toControl(st))
+			add(st)
 		}
 		return resp
 	}
@@ -25,7 +40,7 @@ func (h *hinit) status(names []string) *control.Response {
 		if s == nil {
 			return control.Errorf(control.CodeNoService, "no such service: %s (hsvc list shows the services)", name)
 		}
-		resp.Services = append(resp.Services, toControl(s.Status()))
+		add(s.Status())
 	}
 	return resp
 }

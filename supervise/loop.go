@@ -237,7 +237,7 @@ func (r *runner) set(state, reason string) {
 	if r.log != nil {
 		st.LogPath, st.LostLines = r.log.Path(), r.log.Lost()
 	}
-	st.Essential, st.Protected = r.def.Essential, r.def.Protected
+	st.Essential, st.Protected, st.LogDir = r.def.Essential, r.def.Protected, r.def.Log.Dir
 	r.publish(st)
 }
 

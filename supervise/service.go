@@ -90,7 +90,7 @@ func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *
 		changed: make(chan struct{}),
 	}
 	s.status = Status{Name: def.Name, State: StateDown, Want: wantWord(up), Since: time.Now(), Source: def.Source,
-		Essential: def.Essential, Protected: def.Protected}
+		Essential: def.Essential, Protected: def.Protected, LogDir: def.Log.Dir}
 	r := &runner{Service: s, deps: deps, def: def}
 	r.begin(up)
 	go r.loop(ctx)

@@ -35,7 +35,8 @@ type Status struct {
 	LastExit  *Exit // nil before the first exit
 	Reason    string
 	Source    string // "static", "scandir", "template:<name>"
-	LogPath   string
+	LogPath   string // the log file being written; "" before the first start or without log.dir
+	LogDir    string // log.dir of the definition as written (may hold ${VAR}); "" without one
 	LostLines uint64
 	Essential bool
 	Protected bool

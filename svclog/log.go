@@ -101,11 +101,15 @@ func New(opts Options) (*Log, error) {
 func (l *Log) Writer() *os.File { return l.w }
 
 // Path is the file being written, <dir>/current, or "" without a dir.
-func (l *Log) Path() string {
-	if l.opts.Dir == "" {
+func (l *Log) Path() string { return CurrentPath(l.opts.Dir) }
+
+// CurrentPath is the file a log dir's lines go to, <dir>/current, or ""
+// for no dir: where a service's log will be before it has started.
+func CurrentPath(dir string) string {
+	if dir == "" {
 		return ""
 	}
-	return filepath.Join(l.opts.Dir, currentName)
+	return filepath.Join(dir, currentName)
 }
 
 // Lost is the number of lines that could not be written, summed over the
