@@ -3,7 +3,6 @@ package hsvc
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -20,27 +19,87 @@ func newFlags(verb string) *flag.FlagSet {
 
 // parse parses args with flags anywhere among the operands (hsvc start
 // NAME --wait), and returns the operands. Everything after "--" is an
-// operand.
+// operand. Flags are spelled -name or --name, with =VALUE or the next
+// argument as the value of a flag that takes one; -h, -help and --help
+// ask for the verb's help (errHelp, with fs kept for it). A mistake is
+// one usage error that spells the flag as --name and says what is wrong.
 func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var operands []string
-	for {
-		err := fs.Parse(args)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(operands, args[i+1:]...), nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			operands = append(operands, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
 		switch {
-		case errors.Is(err, flag.ErrHelp):
+		case f == nil && (name == "h" || name == "help"):
+			c.flags = fs
 			return nil, errHelp
-		case err != nil:
-			return nil, c.usageErr("%v", err)
+		case f == nil:
+			return nil, c.usageErr("unknown option %s%s", a, c.didYouMean(name, flagNames(fs), "--"))
+		case isBool(f) && !hasValue:
+			value = "true"
+		case !hasValue && i+1 == len(args):
+			return nil, c.usageErr("%s needs a value", spell(name))
+		case !hasValue:
+			i++
+			value = args[i]
 		}
-		rest := fs.Args()
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(operands, rest...), nil
+		if err := fs.Set(name, value); err != nil {
+			return nil, c.usageErr("%s %q: %s", spell(name), value, why(f, err))
 		}
-		if len(rest) == 0 {
-			return operands, nil
-		}
-		operands = append(operands, rest[0])
-		args = rest[1:]
 	}
+	return operands, nil
+}
+
+// spell writes a flag as the help shows it: -n, --json.
+func spell(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// isBool reports a flag that takes no value.
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// why says what is wrong with a flag's value: the flag package's own
+// types only say "parse error".
+func why(f *flag.Flag, err error) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return "not a duration like 30s or 2m"
+	case int:
+		return "not a whole number"
+	case bool:
+		return "not true or false"
+	}
+	return err.Error()
+}
+
+// flagNames lists fs's flags as --name, for suggestions.
+func flagNames(fs *flag.FlagSet) []string {
+	var out []string
+	fs.VisitAll(func(f *flag.Flag) { out = append(out, f.Name) })
+	return out
+}
+
+// isOptional reports a flag whose value may be left out (--wait).
+func isOptional(f *flag.Flag) bool {
+	_, ok := f.Value.(*optDuration)
+	return ok
 }
 
 // optDuration is a flag with an optional value: --wait alone means
@@ -61,7 +120,7 @@ func (o *optDuration) String() string {
 func (o *optDuration) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return fmt.Errorf("%q is not a duration like 30s or 2m", s)
+		return errors.New("not a duration like 30s or 2m, above 0")
 	}
 	o.d, o.set = d, true
 	return nil
@@ -75,7 +134,7 @@ func (e envFlag) String() string { return "" }
 func (e envFlag) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
-		return fmt.Errorf("%q is not K=V", s)
+		return errors.New("not K=V")
 	}
 	e[k] = v
 	return nil

@@ -9,7 +9,7 @@ import (
 // runList: hsvc list [--prefix P].
 func runList(c *cli, args []string) error {
 	fs := newFlags("list")
-	prefix := fs.String("prefix", "", "only names that start with P")
+	prefix := fs.String("prefix", "", "only names that start with `P`")
 	operands, err := c.parse(fs, args)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 // (status); hsvc reads the file itself, with the caller's own rights.
 func runLogs(c *cli, args []string) error {
 	fs := newFlags("logs")
-	n := fs.Int("n", 20, "print the last N lines")
+	n := fs.Int("n", 20, "print the last `N` lines")
 	follow := fs.Bool("f", false, "then print new lines as they come, across rotations")
 	names, err := c.parse(fs, args)
 	if err != nil {

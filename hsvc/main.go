@@ -7,6 +7,7 @@ package hsvc
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -57,6 +58,8 @@ type cli struct {
 	sock           string           // control socket path
 	now            func() time.Time // clock for uptimes
 	usage          string           // usage line of the verb being run
+	about          string           // what the verb being run does
+	flags          *flag.FlagSet    // the verb's flags, kept by parse for its help
 }
 
 // verb is one hsvc command.
@@ -72,9 +75,9 @@ var verbs = []struct {
 	verb
 }{
 	{"status", verb{"status [NAME...] [--json]", "show services: state, pid, uptime, restarts, last exit", runStatus}},
-	{"start", verb{"start NAME... | --all [--wait[=DUR]]", "want services up (--all: the gateways)", runWant(control.VerbStart)}},
-	{"stop", verb{"stop NAME... | --all [--wait[=DUR]]", "want services down", runWant(control.VerbStop)}},
-	{"restart", verb{"restart NAME... | --all [--wait[=DUR]]", "stop, then start", runWant(control.VerbRestart)}},
+	{"start", verb{"start NAME... | --all [--wait[=DUR]]", "want services up (--all: every gateway, nothing else)", runWant(control.VerbStart)}},
+	{"stop", verb{"stop NAME... | --all [--wait[=DUR]]", "want services down (--all: every gateway, nothing else)", runWant(control.VerbStop)}},
+	{"restart", verb{"restart NAME... | --all [--wait[=DUR]]", "stop, then start (--all: every gateway, nothing else)", runWant(control.VerbRestart)}},
 	{"signal", verb{"signal SIG NAME", "send a signal (TERM, HUP, USR1, 9...) to a service's process group", runSignal}},
 	{"register", verb{"register TEMPLATE INSTANCE [--down] [--env K=V]...", "add the service TEMPLATE-INSTANCE", runRegister}},
 	{"unregister", verb{"unregister NAME [--wait[=DUR]]", "stop a service and remove it", runUnregister}},
@@ -101,11 +104,20 @@ func (c *cli) run(args []string) int {
 	}
 	for _, v := range verbs {
 		if v.name == args[0] {
-			c.usage = "hsvc " + v.usage
+			c.usage, c.about = "hsvc "+v.usage, v.about
 			return c.fail(v.run(c, args[1:]))
 		}
 	}
-	return c.fail(usageError("unknown verb %q; try hsvc --help", args[0]))
+	return c.fail(usageError("unknown verb %q%s; try hsvc --help", args[0], c.didYouMean(args[0], verbNames(), "")))
+}
+
+// verbNames lists the verbs in table order.
+func verbNames() []string {
+	out := make([]string, len(verbs))
+	for i, v := range verbs {
+		out[i] = v.name
+	}
+	return out
 }
 
 // fail prints err as hsvc's one error line and returns the exit code.
@@ -114,7 +126,7 @@ func (c *cli) fail(err error) int {
 		return control.CodeOK
 	}
 	if errors.Is(err, errHelp) {
-		fmt.Fprintf(c.stdout, "usage: %s\n", c.usage)
+		c.verbHelp()
 		return control.CodeOK
 	}
 	code := control.CodeFailed
@@ -127,6 +139,32 @@ func (c *cli) fail(err error) int {
 	return code
 }
 
+// verbHelp prints the synopsis of the verb being run, what it does, and
+// each of its flags with its description.
+func (c *cli) verbHelp() {
+	fmt.Fprintf(c.stdout, "usage: %s\n\n%s\n", c.usage, c.about)
+	if c.flags == nil {
+		return
+	}
+	var rows [][]string
+	c.flags.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		name := spell(f.Name)
+		switch {
+		case isBool(f):
+		case isOptional(f):
+			name += "[=" + arg + "]"
+		default:
+			name += " " + arg
+		}
+		rows = append(rows, []string{"  " + name, usage})
+	})
+	if len(rows) > 0 {
+		fmt.Fprintf(c.stdout, "\noptions:\n")
+		c.stdout.Write(columns(rows))
+	}
+}
+
 // help prints the synopsis of every verb.
 func (c *cli) help() {
 	w := c.stdout
@@ -136,7 +174,9 @@ func (c *cli) help() {
 		rows = append(rows, []string{"  hsvc " + v.usage, v.about})
 	}
 	w.Write(columns(rows))
-	fmt.Fprintf(w, "\n--wait without a duration waits up to %v; wait without --timeout waits for ever.\n", defaultWait)
+	fmt.Fprintf(w, "\n--all means every gateway (the instances of the gateway template), never other services.\n")
+	fmt.Fprintf(w, "--wait without a duration waits up to %v; wait without --timeout waits for ever.\n", defaultWait)
+	fmt.Fprintf(w, "hsvc VERB -h shows a verb's options.\n")
 	fmt.Fprintf(w, "The socket is $%s/%s (%s).\n", control.RuntimeDirEnv, control.SocketName, c.sock)
 	fmt.Fprintf(w, "Exit codes: 0 ok, 1 failed, 2 usage, 3 no such service, 4 permission denied, 5 hinit not reachable, 6 timed out.\n")
 }

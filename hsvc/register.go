@@ -7,7 +7,7 @@ func runRegister(c *cli, args []string) error {
 	fs := newFlags("register")
 	down := fs.Bool("down", false, "register without starting")
 	env := envFlag{}
-	fs.Var(env, "env", "K=V for the instance (repeatable)")
+	fs.Var(env, "env", "`K=V` for the instance's environment (repeatable)")
 	operands, err := c.parse(fs, args)
 	if err != nil {
 		return err

@@ -44,7 +44,11 @@ func (c *cli) do(req *control.Request, limit time.Duration) (*control.Response, 
 		return nil, c.talkError(err)
 	}
 	if !resp.OK {
-		return resp, exitf(resp.Code, "%s", resp.Error)
+		err := exitf(resp.Code, "%s", resp.Error)
+		if resp.Code == control.CodeNoService && len(req.Names) > 0 {
+			err = c.noSuchService(err, req.Names)
+		}
+		return resp, err
 	}
 	return resp, nil
 }

@@ -9,7 +9,7 @@ import (
 // runShutdown: hsvc shutdown [--exit-code N].
 func runShutdown(c *cli, args []string) error {
 	fs := newFlags("shutdown")
-	code := fs.Int("exit-code", -1, "the container's exit status, 0..255")
+	code := fs.Int("exit-code", -1, "the container's exit status `N`, 0..255")
 	operands, err := c.parse(fs, args)
 	if err != nil {
 		return err

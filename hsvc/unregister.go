@@ -6,7 +6,7 @@ import "hinit/control"
 func runUnregister(c *cli, args []string) error {
 	fs := newFlags("unregister")
 	var wait optDuration
-	fs.Var(&wait, "wait", "wait until it is stopped and gone")
+	fs.Var(&wait, "wait", "wait up to `DUR` ("+defaultWait.String()+" when alone) until it is stopped and gone")
 	names, err := c.parse(fs, optionalValue(args, "wait", defaultWait.String()))
 	if err != nil {
 		return err

@@ -31,14 +31,14 @@ func TestExitCodes(t *testing.T) {
 		{"status", []string{"status"}, 0, "gateway-coder", ""},
 		{"status unknown", []string{"status", "nope"}, 3, "", "no such service: nope"},
 		{"status bad name", []string{"status", "Nope"}, 2, "", "is not a service name"},
-		{"status bad flag", []string{"status", "--jsn"}, 2, "", "flag provided but not defined: -jsn; usage: hsvc status"},
+		{"status bad flag", []string{"status", "--jsn"}, 2, "", "unknown option --jsn (did you mean --json?); usage: hsvc status"},
 
 		{"start", []string{"start", "dashboard"}, 0, "", ""},
 		{"start wait", []string{"start", "dashboard", "--wait=5s"}, 0, "", ""},
 		{"start all", []string{"start", "--all", "--wait"}, 0, "", ""},
 		{"start nothing", []string{"start"}, 2, "", "no service name given"},
 		{"start both", []string{"start", "--all", "main"}, 2, "", "not both"},
-		{"start bad wait", []string{"start", "main", "--wait=soon"}, 2, "", `invalid value "soon" for flag -wait: "soon" is not a duration`},
+		{"start bad wait", []string{"start", "main", "--wait=soon"}, 2, "", `--wait "soon": not a duration like 30s or 2m`},
 		{"start wait with space", []string{"start", "main", "--wait", "30s"}, 0, "", ""},
 		{"start unknown", []string{"start", "nope"}, 3, "", "no such service"},
 		{"stop protected", []string{"stop", "locked"}, 4, "", "permission denied"},
@@ -51,7 +51,7 @@ func TestExitCodes(t *testing.T) {
 		{"signal unknown service", []string{"signal", "HUP", "nope"}, 3, "", "no such service"},
 
 		{"register", []string{"register", "gateway", "coder", "--down", "--env", "A=1"}, 0, "", ""},
-		{"register bad env", []string{"register", "gateway", "coder", "--env", "A"}, 2, "", `"A" is not K=V`},
+		{"register bad env", []string{"register", "gateway", "coder", "--env", "A"}, 2, "", `--env "A": not K=V`},
 		{"register bad instance", []string{"register", "gateway", "Coder"}, 2, "", "must be valid names"},
 		{"register one word", []string{"register", "gateway"}, 2, "", "want a template and an instance"},
 		{"register unknown template", []string{"register", "nope", "x"}, 1, "", `no template "nope"`},
@@ -71,7 +71,7 @@ func TestExitCodes(t *testing.T) {
 
 		{"logs no log file", []string{"logs", "main"}, 1, "", "main has no log file"},
 		{"logs unknown", []string{"logs", "nope"}, 3, "", "no such service"},
-		{"logs bad n", []string{"logs", "main", "-n", "x"}, 2, "", "invalid value"},
+		{"logs bad n", []string{"logs", "main", "-n", "x"}, 2, "", `-n "x": not a whole number`},
 
 		{"check", []string{"check"}, 0, "", ""},
 		{"shutdown", []string{"shutdown", "--exit-code", "3"}, 0, "", ""},

@@ -12,7 +12,7 @@ func runWait(c *cli, args []string) error {
 	up := fs.Bool("up", false, "until a process runs (starting or up)")
 	ready := fs.Bool("ready", false, "until it is up and ready")
 	down := fs.Bool("down", false, "until no process runs")
-	timeout := fs.Duration("timeout", 0, "give up after DUR (exit 6); default: never")
+	timeout := fs.Duration("timeout", 0, "give up after `DUR` (exit 6); default: never")
 	names, err := c.parse(fs, args)
 	if err != nil {
 		return err
