@@ -186,4 +186,3 @@ COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _hsvc; echo "${COMPREPLY[*]}"`
 		}
 	}
 }
-
