@@ -28,9 +28,15 @@ func (h *hinit) prepareRuntime() {
 	}
 	if h.tty && h.set.runtimeDir != "" {
 		// The terminal belongs to main: hinit's own lines, and what boot
-		// hooks print, go to a file.
+		// hooks print, go to a file, readable by the control group (the
+		// hermes user in that session) and no one else.
 		if f, err := os.OpenFile(filepath.Join(h.set.runtimeDir, "hinit.log"),
 			os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o640); err == nil {
+			if gid := h.userGID(); h.root && gid >= 0 {
+				if err := f.Chown(0, gid); err != nil {
+					h.log.Warn(fmt.Sprintf("hinit.log: %v; only root may read it", err))
+				}
+			}
 			h.logh.setOutput(f)
 			h.ttyLog = f
 		}

@@ -3,7 +3,10 @@ package pid1
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,5 +53,34 @@ func TestTTYPassthrough(t *testing.T) {
 	}
 	if s := out.String(); strings.Contains(s, "service-line") || strings.Contains(s, "hinit:") {
 		t.Errorf("something but main wrote to the terminal:\n%s", s)
+	}
+}
+
+// In a TTY session hinit's own lines go to $HINIT_RUNTIME_DIR/hinit.log,
+// which the control group (the hermes user of that session) may read and
+// others may not: 0640, root and the group of hinit.yaml's user.
+func TestTTYLogReadableByGroup(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	go io.Copy(io.Discard, ptmx)
+	id := testprog.UnusedUID(t)
+	cfg := fmt.Sprintf("user: \"%d:%d\"\nmain: {user: root}\n", id, id)
+	p := startInit(t, initOpts{config: cfg, tty: tty, args: argv(prog("sleep", "30"))})
+	tty.Close()
+	log := filepath.Join(p.dir, "run", "hinit.log")
+	testprog.WaitFor(t, 10*time.Second, "main started in hinit.log", func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), "main started")
+	})
+	fi, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if fi.Mode().Perm() != 0o640 || st.Uid != 0 || int(st.Gid) != id {
+		t.Errorf("hinit.log is %v %d:%d, want -rw-r----- 0:%d", fi.Mode(), st.Uid, st.Gid, id)
 	}
 }
