@@ -149,12 +149,13 @@ own() {
 	if is_root; then chown -h "$HUID:$HGID" "$1"; fi
 }
 
-# seed_dir REL: creates $HERMES_HOME/REL as hermes' when missing.
+# seed_dir REL: creates $HERMES_HOME/REL as hermes' when missing; a
+# failure is added to $failed_dirs, reported once for all of them.
 seed_dir() {
 	d=$HERMES_HOME/$1
 	no_link "$d" || return 0
 	[ -d "$d" ] && return 0
-	{ mkdir "$d" 2>/dev/null && own "$d"; } || say "warning: cannot create $d"
+	{ mkdir "$d" 2>/dev/null && own "$d"; } || failed_dirs="$failed_dirs $1"
 }
 
 # seed_file SRC REL: copies SRC to $HERMES_HOME/REL, as hermes', when SRC
@@ -274,7 +275,9 @@ if ! mkdir -p "$HERMES_HOME" 2>/dev/null; then
 	exit 0
 fi
 fix_ownership
+failed_dirs=
 for d in $SEED_DIRS; do seed_dir "$d"; done
+[ -z "$failed_dirs" ] || say "warning: cannot create in $HERMES_HOME:$failed_dirs"
 seed_file "$INSTALL_DIR/.env.example" .env
 seed_file "$INSTALL_DIR/cli-config.yaml.example" config.yaml
 seed_file "$INSTALL_DIR/docker/SOUL.md" SOUL.md

@@ -93,6 +93,7 @@ func boot(args []string) int {
 		return 1
 	}
 	h.set = set
+	h.checkCaps()
 	h.lookupUser()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
