@@ -42,7 +42,7 @@ type Action struct {
 	Profile string // "default" for $HERMES_HOME itself
 	Prior   string // desired state read, or "none"
 	Start   bool   // published up (no down file)
-	Warning string // why the slot is down despite no state saying so, or "" when all went well
+	Warning string // why the slot is down despite no state saying so (a missing state file is no reason: never started), or "" when all went well
 }
 
 // Label is the action word of the boot log: "started" or "registered".

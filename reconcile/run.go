@@ -56,9 +56,14 @@ func Run(opts Options) ([]Action, error) {
 func reconcileOne(opts Options, p profile) (Action, error) {
 	a := Action{Profile: p.name, Prior: "none"}
 	state, err := gwstate.ReadDesired(filepath.Join(p.dir, StateFile))
-	if err != nil {
+	switch {
+	case errors.Is(err, gwstate.ErrMissing):
+		// Never started (a fresh volume, a new profile): down, as
+		// wanted, and nothing to warn about; the boot log says
+		// prior_state=none.
+	case err != nil:
 		a.Warning = err.Error() + ": registered down"
-	} else {
+	default:
 		a.Prior, a.Start = state, state == gwstate.Running
 	}
 	for _, err := range removeStale(p.dir) {
