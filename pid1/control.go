@@ -48,6 +48,10 @@ func (h *hinit) Handle(ctx context.Context, c control.Caller, req *control.Reque
 		return h.shutdownRequest(c, req)
 	case control.VerbRegister:
 		return h.register(ctx, c, req)
+	case control.VerbUnregister:
+		if _, ok := h.dyn.notedAs(req.Names[0]); ok && h.group.Get(req.Names[0]) == nil {
+			return h.unregisterNoted(req.Names[0])
+		}
 	}
 	svcs, resp := h.targets(c, req)
 	if resp != nil {
@@ -77,6 +81,10 @@ func (h *hinit) targets(c control.Caller, req *control.Request) ([]*supervise.Se
 	}
 	for _, name := range req.Names {
 		s := h.group.Get(name)
+		if st, ok := h.dyn.notedAs(name); s == nil && ok {
+			return nil, control.Errorf(control.CodeFailed, "%s cannot %s: %s; fix its service.yaml, or remove it with hsvc unregister %s",
+				name, req.Verb, st.Reason, name)
+		}
 		if s == nil {
 			return nil, control.Errorf(control.CodeNoService, "no such service: %s (hsvc list shows the services)", name)
 		}

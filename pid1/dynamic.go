@@ -134,6 +134,17 @@ func (d *dynamic) note(name, why string) {
 	}
 }
 
+// notedAs returns the status of scandir dir name when it is there but not
+// a service (a broken or refused service.yaml), so hsvc can address it.
+func (d *dynamic) notedAs(name string) (supervise.Status, bool) {
+	for _, st := range d.noted() {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return supervise.Status{}, false
+}
+
 // noted lists the dirs that are not services, as statuses.
 func (d *dynamic) noted() []supervise.Status {
 	d.mu.Lock()

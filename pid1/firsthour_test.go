@@ -2,8 +2,12 @@ package pid1
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"hinit/internal/testprog"
 )
 
 // A root hinit without some of the capabilities it uses (docker run
@@ -46,4 +50,35 @@ func TestEnabledSpellings(t *testing.T) {
 	if strings.Contains(out, "odd-ran") || strings.Contains(out, "off-ran") {
 		t.Errorf("a disabled service ran:\n%s", out)
 	}
+}
+
+// A scandir dir whose service.yaml is broken is listed by status, and also
+// answers status NAME, says why on start NAME, and goes with unregister
+// NAME, instead of "no such service".
+func TestBrokenServiceAddressable(t *testing.T) {
+	p := startInit(t, initOpts{args: []string{"sleep", "60"}})
+	p.waitOutput("main started", true)
+	publishDir(t, p, "broken", "command: [x]\nrestart: sometimes\n", 0, false)
+	testprog.WaitFor(t, 10*time.Second, "broken service reported", func() bool {
+		_, reason := p.statusOf("broken")
+		return reason != ""
+	})
+	if code, out, errOut := p.hsvc(nil, "status", "broken"); code != 0 || !strings.Contains(out, "service.yaml:2: ") {
+		t.Errorf("hsvc status broken: exit %d, %q %q; want 0 and the file:line", code, out, errOut)
+	}
+	code, _, errOut := p.hsvc(nil, "start", "broken")
+	if want := "hsvc: broken cannot start: "; code != 1 || !strings.HasPrefix(errOut, want) ||
+		!strings.Contains(errOut, "service.yaml:2: ") || !strings.HasSuffix(errOut, "or remove it with hsvc unregister broken\n") {
+		t.Errorf("hsvc start broken: exit %d, %q; want 1 and %q with the reason", code, errOut, want)
+	}
+	if code, _, errOut := p.hsvc(nil, "unregister", "broken"); code != 0 {
+		t.Fatalf("hsvc unregister broken: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(p.dir, "service", "broken")); !os.IsNotExist(err) {
+		t.Errorf("the broken dir is still there: %v", err)
+	}
+	testprog.WaitFor(t, 10*time.Second, "broken gone from status", func() bool {
+		code, _, _ := p.hsvc(nil, "status", "broken")
+		return code == 3
+	})
 }

@@ -61,6 +61,16 @@ func (h *hinit) unregister(ctx context.Context, s *supervise.Service, req *contr
 	return control.OK()
 }
 
+// unregisterNoted removes the scandir dir of name, which is not a service
+// (its service.yaml is broken or refused), with the image user's rights.
+func (h *hinit) unregisterNoted(name string) *control.Response {
+	dir := filepath.Join(h.set.scandir, name)
+	if err := h.asUser(func() error { return os.RemoveAll(dir) }); err != nil {
+		return control.Errorf(control.CodeFailed, "remove %s: %v", dir, err)
+	}
+	return control.OK()
+}
+
 // waitMember waits until the scandir watcher has added (or removed) name.
 func (h *hinit) waitMember(ctx context.Context, name string, present bool) *control.Response {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -36,11 +36,13 @@ func (h *hinit) status(names []string) *control.Response {
 		return resp
 	}
 	for _, name := range names {
-		s := h.group.Get(name)
-		if s == nil {
+		if s := h.group.Get(name); s != nil {
+			add(s.Status())
+		} else if st, ok := h.dyn.notedAs(name); ok {
+			add(st)
+		} else {
 			return control.Errorf(control.CodeNoService, "no such service: %s (hsvc list shows the services)", name)
 		}
-		add(s.Status())
 	}
 	return resp
 }
