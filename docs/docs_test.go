@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -49,6 +51,8 @@ func TestDocsSelfContained(t *testing.T) {
 				t.Errorf("%s: link %q leaves the repository", page, target)
 			} else if _, err := os.Stat(abs); err != nil {
 				t.Errorf("%s: link %q: %v", page, target, err)
+			} else if anchor := strings.TrimPrefix(m[2], "#"); anchor != "" && !slices.Contains(anchors(t, abs), anchor) {
+				t.Errorf("%s: link %q: no heading #%s there", page, target, anchor)
 			}
 		}
 		for _, bad := range []string{"../shared", "SPEC.md", "SPEC §"} {
@@ -60,6 +64,35 @@ func TestDocsSelfContained(t *testing.T) {
 			t.Errorf("%s cites an internal issue: %q", page, m)
 		}
 	}
+}
+
+// anchors are the GitHub anchors of the headings of a markdown file:
+// lowercased, spaces to "-", everything but letters, digits, "-" and "_"
+// dropped.
+func anchors(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " ")
+		if !ok || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(h) {
+			switch {
+			case r == ' ':
+				b.WriteByte('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // manifests decodes every YAML block of kubernetes.md.
