@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +23,20 @@ func buildDerived(t *testing.T, worker string) (string, result) {
 		}
 	}
 	tag := name(t) + ":derived"
-	t.Cleanup(func() { exec.Command("docker", "rmi", "-f", tag).Run() })
-	return tag, dockerCmd(t, "build", "--label", runLabel, "-t", tag, dir)
+	r := dockerCmd(t, "build", "--force-rm", "--label", runLabel, "-t", tag, dir)
+	t.Cleanup(func() {
+		exec.Command("docker", "rmi", "-f", tag).Run()
+		// A failed build leaves its last step's image untagged: the
+		// " ---> ID" after FROM's own.
+		if ids := stepIDs.FindAllStringSubmatch(r.stdout, -1); r.code != 0 && len(ids) > 1 {
+			exec.Command("docker", "rmi", ids[len(ids)-1][1]).Run()
+		}
+	})
+	return tag, r
 }
+
+// stepIDs finds the image of each step in the legacy builder's output.
+var stepIDs = regexp.MustCompile(`(?m)^ ---> ([0-9a-f]{12})$`)
 
 // A derived image adds a service with a drop-in and keeps the image's
 // hinit.yaml: check-config passes at build time, the service runs beside
