@@ -49,14 +49,16 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 	if !restartable(def, ex) {
 		if ex.Signal != 0 || ex.Code != 0 {
 			r.essentialFailed(ex)
+			r.failingFrom(ex.At)
 		}
 		r.set(StateExited, desc)
 		return
 	}
 	if ran >= def.Backoff.ResetAfter {
-		r.failures = 0
+		r.failures, r.failing = 0, time.Time{}
 	} else {
 		r.failures++
+		r.failingFrom(ex.At)
 	}
 	now := time.Now()
 	var gave bool
@@ -99,6 +101,16 @@ func (r *runner) restartNow(def *config.Service, ex *Exit, ran time.Duration, de
 	r.deps.Log.Info("restart requested", "svc", r.name, "code", ex.Code)
 	r.spawn()
 	return true
+}
+
+// failingFrom starts a streak of failures at t unless one is on.
+func (r *runner) failingFrom(t time.Time) {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	if r.failing.IsZero() {
+		r.failing = t
+	}
 }
 
 // restartable says whether the policy restarts after ex.

@@ -382,3 +382,27 @@ func TestRestartNowExitCodes(t *testing.T) {
 		t.Errorf("a quick exit 75: reason %q", st.Reason)
 	}
 }
+
+// FailingSince marks the start of a crash loop and keeps it across the
+// flips between backoff and starting; a start request clears it.
+func TestFailingSince(t *testing.T) {
+	f := newFixture(t)
+	d := def("crash", "exit", "3")
+	d.GiveUp = config.GiveUp{Restarts: 3, Within: time.Minute}
+	s := f.add(d, true)
+	st := waitState(t, s, StateFailed)
+	if st.FailingSince.IsZero() || !st.FailingSince.Before(st.Since) {
+		t.Errorf("failed: FailingSince %v, Since %v; want the loop's start, before the give-up", st.FailingSince, st.Since)
+	}
+	if err := s.Stop(false); err != nil {
+		t.Fatal(err)
+	}
+	steady := def("steady", "sleep", "inf")
+	if st := waitState(t, f.add(steady, true), StateUp); !st.FailingSince.IsZero() {
+		t.Errorf("a service that never failed: FailingSince %v", st.FailingSince)
+	}
+	s.Start()
+	if st := s.Status(); !st.FailingSince.IsZero() && st.State != StateBackoff {
+		t.Errorf("after a start: %+v", st)
+	}
+}
