@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"hinit/gwstate"
 	"hinit/supervise"
 )
 
@@ -167,5 +168,28 @@ func TestRunMultiplexAndDrain(t *testing.T) {
 				t.Errorf("idle has no drain, its slot says %q", y)
 			}
 		})
+	}
+}
+
+// A desired_state the gateway's rewrite reverted (hinit's record says what
+// hinit wrote): the record counts and is written back into the file.
+func TestRunRevertedDesiredState(t *testing.T) {
+	w := newWorld(t)
+	dir := w.profile(t, "coder", `{"desired_state":"running","gateway_state":"stopped","pid":7}`)
+	writeFile(t, filepath.Join(dir, gwstate.RecordName), `{"desired_state":"stopped","replaced":"running","written_at":"x"}`)
+	chown(t, filepath.Join(dir, StateFile))
+	chown(t, filepath.Join(dir, gwstate.RecordName))
+	actions, err := w.run(t, false, "")
+	if err != nil || len(actions) != 2 {
+		t.Fatalf("Run = %+v, %v", actions, err)
+	}
+	if a := actions[1]; a.Profile != "coder" || a.Start || a.Prior != "stopped" {
+		t.Errorf("coder: %+v, want registered down with prior stopped", a)
+	}
+	if got := readString(t, filepath.Join(dir, StateFile)); !strings.Contains(got, `"desired_state":"stopped"`) || !strings.Contains(got, `"pid":7`) {
+		t.Errorf("gateway_state.json not repaired: %s", got)
+	}
+	if !strings.Contains(w.logs.String(), "lost desired_state stopped") {
+		t.Errorf("no warning in %s", w.logs.String())
 	}
 }

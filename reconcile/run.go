@@ -69,11 +69,11 @@ func multiplexed(opts Options) bool {
 // serves it, a second gateway would be another owner of its platforms.
 func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
 	a := Action{Profile: p.name, Prior: "none", Multiplexed: multiplexed}
-	state, err := gwstate.ReadDesired(filepath.Join(p.dir, StateFile))
+	in, err := readIntent(opts, p)
 	if err != nil {
 		a.Warning = err.Error() + ": registered down"
 	} else {
-		a.Prior, a.Start = state, state == gwstate.Running && !multiplexed
+		a.Prior, a.Start = in.State, in.State == gwstate.Running && !multiplexed
 	}
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
@@ -91,6 +91,24 @@ func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
 		return a, fmt.Errorf("reconcile profile %s: %w", p.name, err)
 	}
 	return a, nil
+}
+
+// readIntent reads the profile's desired state. When the gateway's own
+// rewrite of gateway_state.json lost the desired_state hinit last wrote
+// (gwstate.Resolve), hinit's record counts and is written back, so the file
+// says it again for hermes' own readers.
+func readIntent(opts Options, p profile) (gwstate.Intent, error) {
+	path := filepath.Join(p.dir, StateFile)
+	in, err := gwstate.ReadIntent(path)
+	if err != nil || !in.Reverted {
+		return in, err
+	}
+	opts.Logger.Warn("reconcile: the gateway's own rewrite of gateway_state.json lost desired_state "+in.State+
+		": hinit's record counts and is written back", "profile", p.name)
+	if err := gwstate.SetDesired(path, in.State, opts.Now()); err != nil {
+		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
+	}
+	return in, nil
 }
 
 // seed creates the root state file for HERMES_GATEWAY_BOOTSTRAP_STATE.
