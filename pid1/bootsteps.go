@@ -205,14 +205,14 @@ func (h *hinit) reconcileGateways(env map[string]string, args []string) {
 		if a.Warning != "" {
 			h.log.Warn("reconcile: "+a.Warning, "profile", a.Profile)
 		}
-		h.logDrain(a)
+		h.logSlot(a)
 	}
 	h.log.Info(fmt.Sprintf("reconcile: %d profiles, %d gateways to start", len(actions), started), "home", opts.Home)
 }
 
-// logDrain says which stop timeout a profile's drain budget gave its
-// gateway, and warns when the container's shutdown would cut it short.
-func (h *hinit) logDrain(a reconcile.Action) {
+// logSlot says what multiplexing and a profile's drain budget made of its
+// slot, and warns when the container's shutdown would cut the drain short.
+func (h *hinit) logSlot(a reconcile.Action) {
 	if a.Multiplexed {
 		h.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down", "profile", a.Profile)
 	}
@@ -221,10 +221,10 @@ func (h *hinit) logDrain(a reconcile.Action) {
 	}
 	h.log.Info("reconcile: stop timeout from restart_drain_timeout", "profile", a.Profile, "stop_timeout", a.StopTimeout)
 	if a.StopTimeout > h.set.shutdownTimeout {
-		secs := int((a.StopTimeout + 2*time.Second).Seconds())
-		h.log.Warn(fmt.Sprintf("reconcile: the gateway drains for up to %v but the container's shutdown "+
+		hinitBudget, dockerSecs := a.StopTimeout+5*time.Second, int((a.StopTimeout + 10*time.Second).Seconds())
+		h.log.Warn(fmt.Sprintf("reconcile: the gateway may take %v to stop but the container's shutdown "+
 			"timeout is %v: set HINIT_SHUTDOWN_TIMEOUT=%v and docker stop -t %d (compose stop_grace_period, "+
-			"Kubernetes terminationGracePeriodSeconds)", a.StopTimeout, h.set.shutdownTimeout, a.StopTimeout, secs),
+			"Kubernetes terminationGracePeriodSeconds)", a.StopTimeout, h.set.shutdownTimeout, hinitBudget, dockerSecs),
 			"profile", a.Profile)
 	}
 }
