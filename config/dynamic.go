@@ -2,7 +2,7 @@ package config
 
 import "gopkg.in/yaml.v3"
 
-const refKeys = "template, instance, env"
+const refKeys = "template, instance, env, stop_timeout"
 
 // ParseService decodes the service.yaml of scandir dir name (file names it
 // in messages). The file holds either a full service (the keys of a
@@ -53,6 +53,11 @@ func (d *decoder) ref(n *yaml.Node, name string) *Ref {
 			r.Instance, instance = d.str(e.v, e.key), e.v
 		case "env":
 			r.Env = d.env(e.v, e.key)
+		case "stop_timeout":
+			d.durationTo(&r.StopTimeout, e.v, e.key, false)
+			if r.StopTimeout > MaxRefStopTimeout {
+				d.at(e.v, e.key, "%s is above %v, the longest stop timeout a template reference may ask for", quote(e.v.Value), MaxRefStopTimeout)
+			}
 		default:
 			d.at(e.k, join("", e.key), "not allowed in a template reference (expected only %s)", refKeys)
 		}

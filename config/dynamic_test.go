@@ -3,6 +3,7 @@ package config
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 const svcFile = "/run/service/gateway-coder/service.yaml"
@@ -15,6 +16,12 @@ var serviceCases = []struct {
 	yaml string
 	want []string
 }{
+	{
+		name: "stop_timeout of a reference above an hour",
+		dir:  "gateway-coder",
+		yaml: "template: gateway\ninstance: coder\nstop_timeout: 2h\n",
+		want: []string{svcFile + `:3: stop_timeout: "2h" is above 1h0m0s, the longest stop timeout a template reference may ask for`},
+	},
 	{
 		name: "empty file",
 		yaml: "",
@@ -58,7 +65,7 @@ var serviceCases = []struct {
 	{
 		name: "unknown key",
 		yaml: "command: [x]\noverrides: {}\n",
-		want: []string{svcFile + `:2: overrides: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, backoff, give_up, stop, ready, log, essential)`},
+		want: []string{svcFile + `:2: overrides: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential)`},
 	},
 	{
 		name: "ref without instance",
@@ -69,7 +76,7 @@ var serviceCases = []struct {
 		name: "ref with service keys",
 		dir:  "gateway-coder",
 		yaml: "template: gateway\ninstance: coder\ncommand: [sh]\n",
-		want: []string{svcFile + `:3: command: not allowed in a template reference (expected only template, instance, env)`},
+		want: []string{svcFile + `:3: command: not allowed in a template reference (expected only template, instance, env, stop_timeout)`},
 	},
 	{
 		name: "ref with bad names",
@@ -123,6 +130,12 @@ func TestParseService(t *testing.T) {
 			dir:     "gateway-coder",
 			yaml:    "template: gateway\ninstance: coder\nenv: {K: V}\n",
 			wantRef: &Ref{Template: "gateway", Instance: "coder", Env: map[string]string{"K": "V"}},
+		},
+		{
+			name:    "template reference with a stop timeout",
+			dir:     "gateway-coder",
+			yaml:    "template: gateway\ninstance: coder\nstop_timeout: 50s\n",
+			wantRef: &Ref{Template: "gateway", Instance: "coder", StopTimeout: 50 * time.Second},
 		},
 		{
 			name:    "reference without a dir name",

@@ -175,6 +175,7 @@ func (s *Service) clone() *Service {
 	c := *s
 	c.Command = slices.Clone(s.Command)
 	c.NoRestartExitCodes = slices.Clone(s.NoRestartExitCodes)
+	c.RestartNowExitCodes = slices.Clone(s.RestartNowExitCodes)
 	c.Env = maps.Clone(s.Env)
 	if s.Log.Console != nil {
 		on := *s.Log.Console

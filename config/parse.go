@@ -198,8 +198,10 @@ func (d *decoder) reconcile(n *yaml.Node, path string) (*Reconcile, *yaml.Node) 
 			r.Home = d.absPath(e.v, p)
 		case "template":
 			r.Template, tmpl = d.str(e.v, p), e.v
+		case "check_grace":
+			d.durationTo(&r.CheckGrace, e.v, p, true)
 		default:
-			d.unknown(e, path, "home, template")
+			d.unknown(e, path, "home, template, check_grace")
 		}
 	}
 	if n.Kind == yaml.MappingNode {

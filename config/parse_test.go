@@ -19,6 +19,11 @@ var parseCases = []struct {
 	want []string
 }{
 	{
+		name: "an exit code that both ends and restarts",
+		yaml: "services:\n  web:\n    command: [web]\n    no_restart_exit_codes: [0, 75]\n    restart_now_exit_codes: [75]\n",
+		want: []string{`hinit.yaml:5: services.web.restart_now_exit_codes: exit code 75 is in both no_restart_exit_codes and restart_now_exit_codes, expected one of them`},
+	},
+	{
 		name: "unknown top-level key",
 		yaml: "user: hermes\nservice: {}\n",
 		want: []string{`hinit.yaml:2: service: unknown key (expected one of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env)`},
@@ -26,7 +31,7 @@ var parseCases = []struct {
 	{
 		name: "unknown service key",
 		yaml: "services:\n  web:\n    command: [web]\n    restrat: always\n",
-		want: []string{`hinit.yaml:4: services.web.restrat: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, backoff, give_up, stop, ready, log, essential, protected)`},
+		want: []string{`hinit.yaml:4: services.web.restrat: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential, protected)`},
 	},
 	{
 		name: "unknown nested keys",
@@ -56,8 +61,8 @@ templates:
 			`hinit.yaml:8: services.web.ready.http: unknown key (expected one of notify_fd, tcp, delay)`,
 			`hinit.yaml:9: services.web.log.rotate: unknown key (expected one of dir, max_size, keep, console)`,
 			`hinit.yaml:11: boot[0].retries: unknown key (expected one of name, command, timeout, on_failure)`,
-			`hinit.yaml:12: reconcile.dir: unknown key (expected one of home, template)`,
-			`hinit.yaml:17: templates.gateway.overrides.default.commandd: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, backoff, give_up, stop, ready, log, essential)`,
+			`hinit.yaml:12: reconcile.dir: unknown key (expected one of home, template, check_grace)`,
+			`hinit.yaml:17: templates.gateway.overrides.default.commandd: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential)`,
 		},
 	},
 	{

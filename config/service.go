@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ const (
 )
 
 const (
-	serviceKeys  = "command, user, workdir, env, enabled, restart, no_restart_exit_codes, backoff, give_up, stop, ready, log, essential"
+	serviceKeys  = "command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential"
 	staticKeys   = serviceKeys + ", protected"
 	templateKeys = serviceKeys + ", overrides"
 )
@@ -97,6 +98,10 @@ func (d *decoder) serviceKey(s *Service, e entry, path string, o origin) bool {
 		s.Restart = d.oneOf(e.v, p, "a restart policy", RestartAlways, RestartOnFailure, RestartNever)
 	case "no_restart_exit_codes":
 		s.NoRestartExitCodes = d.exitCodes(e.v, p)
+		d.disjointCodes(s, e.v, p)
+	case "restart_now_exit_codes":
+		s.RestartNowExitCodes = d.exitCodes(e.v, p)
+		d.disjointCodes(s, e.v, p)
 	case "backoff":
 		s.Backoff = d.backoff(e.v, p)
 	case "give_up":
@@ -234,4 +239,16 @@ func (d *decoder) log(n *yaml.Node, path string) Log {
 		}
 	}
 	return l
+}
+
+// disjointCodes reports an exit code listed both in no_restart_exit_codes
+// and restart_now_exit_codes: one exit cannot both end a service and
+// restart it at once.
+func (d *decoder) disjointCodes(s *Service, n *yaml.Node, path string) {
+	for _, c := range s.RestartNowExitCodes {
+		if slices.Contains(s.NoRestartExitCodes, c) {
+			d.at(n, path, "exit code %d is in both no_restart_exit_codes and restart_now_exit_codes, expected one of them", c)
+			return
+		}
+	}
 }

@@ -72,7 +72,8 @@ func (d *decoder) overrides(t *Template, n *yaml.Node, path string) map[string]*
 
 // Render returns the service <template>-<instance> for a template reference:
 // {instance} replaced in every string field, overrides[instance] applied,
-// ref.Env merged over the template's env. It decodes nothing: the template
+// ref.Env merged over the template's env, the stop timeout raised to
+// ref.StopTimeout when that is longer. It decodes nothing: the template
 // was validated when the configuration was parsed.
 func (c *Config) Render(ref Ref) (*Service, error) {
 	t := c.Templates[ref.Template]
@@ -95,6 +96,9 @@ func (c *Config) Render(ref Ref) (*Service, error) {
 	}
 	for k, v := range ref.Env {
 		s.Env[k] = v
+	}
+	if ref.StopTimeout > s.Stop.Timeout && ref.StopTimeout <= MaxRefStopTimeout {
+		s.Stop.Timeout = ref.StopTimeout
 	}
 	return s, nil
 }

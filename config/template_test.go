@@ -72,6 +72,19 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
+			name: "a ref's longer stop timeout replaces the template's, a shorter one does not",
+			ref:  Ref{Template: "worker", Instance: "a1", StopTimeout: 50 * time.Second},
+			check: func(t *testing.T, s *Service) {
+				if s.Stop.Timeout != 50*time.Second {
+					t.Errorf("stop timeout %v, want 50s", s.Stop.Timeout)
+				}
+				short, _ := c.Render(Ref{Template: "worker", Instance: "a1", StopTimeout: time.Second})
+				if short.Stop.Timeout != 3*time.Second {
+					t.Errorf("a 1s ref stop timeout gave %v, want the template's 3s", short.Stop.Timeout)
+				}
+			},
+		},
+		{
 			name: "ref env merged over the template env",
 			ref:  Ref{Template: "worker", Instance: "big", Env: map[string]string{"KEEP": "2", "EXTRA": "{instance}"}},
 			check: func(t *testing.T, s *Service) {

@@ -65,6 +65,11 @@ type Service struct {
 	Log                Log
 	Essential          bool
 	Protected          bool
+
+	// RestartNowExitCodes are exits that ask for a new process (hermes'
+	// 75, EX_TEMPFAIL, after a graceful restart): restarted at once and
+	// counted neither as a quick failure nor towards give_up.
+	RestartNowExitCodes []int
 }
 
 // Backoff spaces restarts of a service that keeps failing quickly.
@@ -140,12 +145,25 @@ type Hook struct {
 type Reconcile struct {
 	Home     string // HERMES_HOME, may hold ${VAR}
 	Template string // template whose instances are the gateways
+	// CheckGrace, when above 0, makes `hsvc check` fail for a gateway that
+	// is wanted up but has been failing (backoff, failed, exited with an
+	// error) for longer than this. 0: gateways do not affect the check.
+	CheckGrace time.Duration
 }
 
 // Ref is what a dynamic service.yaml may hold instead of a full service:
-// the name of a template, the instance, and extra environment.
+// the name of a template, the instance, extra environment and a longer
+// stop timeout.
 type Ref struct {
 	Template string
 	Instance string
 	Env      map[string]string
+	// StopTimeout, when above the template's stop timeout, replaces it
+	// (a gateway's drain budget, hermes' restart_drain_timeout plus a
+	// margin). At most MaxRefStopTimeout.
+	StopTimeout time.Duration
 }
+
+// MaxRefStopTimeout bounds the stop timeout a template reference may ask
+// for: a definition in the scandir cannot hold a stop up for longer.
+const MaxRefStopTimeout = time.Hour

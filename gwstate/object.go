@@ -106,3 +106,17 @@ func (o *object) encode() []byte {
 	b.WriteByte('}')
 	return b.Bytes()
 }
+
+// desired is the desired_state member as a state, or "" when it is
+// absent, not a string or not a state name.
+func (o *object) desired() string {
+	i, ok := o.index["desired_state"]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(o.members[i].value, &s) != nil || !validState(s) {
+		return ""
+	}
+	return s
+}

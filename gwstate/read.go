@@ -14,32 +14,17 @@ import (
 
 // ReadDesired returns the state the gateway should be in after a boot:
 // desired_state when set, else gateway_state, with the transient running
-// states draining and degraded counted as running. A missing, symlinked,
-// unreadable or corrupt file, or one with neither field, is an error that
-// says which (ErrMissing, ErrSymlink, ErrCorrupt, ErrNoState, or the
-// system's error for an unreadable one).
+// states draining and degraded counted as running; hinit's own record
+// (RecordName) wins over a desired_state the gateway's rewrite reverted
+// (Resolve). A missing, symlinked, unreadable or corrupt file, or one with
+// neither field, is an error that says which (ErrMissing, ErrSymlink,
+// ErrCorrupt, ErrNoState, or the system's error for an unreadable one).
 //
 // A state must look like one: lowercase letters, digits, '_' and '-', at
 // most 64 bytes; anything else is ErrCorrupt, so the value is safe to log.
 func ReadDesired(path string) (string, error) {
-	data, _, err := readFile(path)
-	if err != nil {
-		return "", err
-	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(data, &doc); err != nil || doc == nil {
-		return "", fmt.Errorf("read %s: %w: not a JSON object", path, ErrCorrupt)
-	}
-	for _, key := range []string{"desired_state", "gateway_state"} {
-		state, err := stateField(doc, key)
-		if err != nil {
-			return "", fmt.Errorf("read %s: %w", path, err)
-		}
-		if state != "" {
-			return normalize(state), nil
-		}
-	}
-	return "", fmt.Errorf("read %s: %w", path, ErrNoState)
+	in, err := ReadIntent(path)
+	return in.State, err
 }
 
 // stateField returns doc[key] as a state; "" when absent, null or empty.

@@ -20,7 +20,9 @@ const newFileMode os.FileMode = 0o644
 // (Timestamp(now)) and keeps every other member as it was (see object).
 // The file is replaced atomically and keeps its mode; a missing file is
 // created with just those two fields. A symlinked or corrupt file is left
-// untouched and reported (ErrSymlink, ErrCorrupt).
+// untouched and reported (ErrSymlink, ErrCorrupt). hinit's record
+// (RecordName) is written after the file, so a later boot can tell a
+// desired_state the gateway's own rewrite reverted.
 func SetDesired(path, desired string, now time.Time) error {
 	if desired != Running && desired != Stopped {
 		return fmt.Errorf("set desired state of %s: %w: %q", path, ErrInvalid, desired)
@@ -37,6 +39,7 @@ func SetDesired(path, desired string, now time.Time) error {
 			return fmt.Errorf("set desired state: read %s: %w", path, err)
 		}
 	}
+	replaced := obj.desired()
 	if err := obj.set("desired_state", desired); err != nil {
 		return err
 	}
@@ -46,7 +49,7 @@ func SetDesired(path, desired string, now time.Time) error {
 	if err := asuser.WriteFileAtomic(path, obj.encode(), mode); err != nil {
 		return fmt.Errorf("set desired state: %w", err)
 	}
-	return nil
+	return writeRecord(path, desired, replaced, now)
 }
 
 // Seed creates path holding {"gateway_state":"running"} when nothing is

@@ -62,7 +62,7 @@ func TestSetDesired(t *testing.T) {
 			if got, err := ReadDesired(p); err != nil || got != tc.desired {
 				t.Errorf("ReadDesired = %q, %v", got, err)
 			}
-			assertOnlyFile(t, dir, "gateway_state.json")
+			assertOnlyFile(t, dir, RecordName+",gateway_state.json")
 		})
 	}
 }
@@ -180,6 +180,8 @@ func decode(t *testing.T, data []byte) map[string]any {
 	return m
 }
 
+// assertOnlyFile: dir holds name alone (names, comma-separated and sorted,
+// for more).
 func assertOnlyFile(t *testing.T, dir, name string) {
 	t.Helper()
 	ents, _ := os.ReadDir(dir)

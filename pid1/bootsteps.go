@@ -171,10 +171,15 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 
 // reconcileGateways publishes a scandir slot per hermes profile from what
 // gateway_state.json says (SPEC §5), with the image user's rights only; env
-// is the container environment after the boot hooks.
-func (h *hinit) reconcileGateways(env map[string]string) {
+// is the container environment after the boot hooks, args the container's
+// command: a dashboard-only container reconciles nothing.
+func (h *hinit) reconcileGateways(env map[string]string, args []string) {
 	rc := h.set.cfg.Reconcile
 	if rc == nil {
+		return
+	}
+	if reconcile.DashboardOnly(args) {
+		h.log.Info("reconcile: skipped: the container's command is the dashboard, whose container runs no gateways")
 		return
 	}
 	if h.set.scandir == "" {
@@ -182,7 +187,7 @@ func (h *hinit) reconcileGateways(env map[string]string) {
 		return
 	}
 	opts := reconcile.Options{Home: config.Expand(rc.Home, env), Scandir: h.set.scandir, Template: rc.Template,
-		Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Logger: h.log}
+		Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Env: env, Logger: h.log}
 	var actions []reconcile.Action
 	err := h.asUser(func() error {
 		var err error
@@ -200,6 +205,26 @@ func (h *hinit) reconcileGateways(env map[string]string) {
 		if a.Warning != "" {
 			h.log.Warn("reconcile: "+a.Warning, "profile", a.Profile)
 		}
+		h.logSlot(a)
 	}
 	h.log.Info(fmt.Sprintf("reconcile: %d profiles, %d gateways to start", len(actions), started), "home", opts.Home)
+}
+
+// logSlot says what multiplexing and a profile's drain budget made of its
+// slot, and warns when the container's shutdown would cut the drain short.
+func (h *hinit) logSlot(a reconcile.Action) {
+	if a.Multiplexed {
+		h.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down", "profile", a.Profile)
+	}
+	if a.StopTimeout == 0 {
+		return
+	}
+	h.log.Info("reconcile: stop timeout from restart_drain_timeout", "profile", a.Profile, "stop_timeout", a.StopTimeout)
+	if a.StopTimeout > h.set.shutdownTimeout {
+		hinitBudget, dockerSecs := a.StopTimeout+5*time.Second, int((a.StopTimeout + 10*time.Second).Seconds())
+		h.log.Warn(fmt.Sprintf("reconcile: the gateway may take %v to stop but the container's shutdown "+
+			"timeout is %v: set HINIT_SHUTDOWN_TIMEOUT=%v and docker stop -t %d (compose stop_grace_period, "+
+			"Kubernetes terminationGracePeriodSeconds)", a.StopTimeout, h.set.shutdownTimeout, hinitBudget, dockerSecs),
+			"profile", a.Profile)
+	}
 }

@@ -106,7 +106,7 @@ func boot(args []string) int {
 	}
 	h.reresolveUser()
 	env := h.environAfterHooks()
-	h.reconcileGateways(env)
+	h.reconcileGateways(env, args)
 	svcCtx, cancelSvcs := context.WithCancel(ctx)
 	h.cancelSvcs = cancelSvcs
 	h.group = supervise.NewGroup(svcCtx, h.deps())

@@ -24,6 +24,9 @@ type settings struct {
 	runtimeDir      string
 	scandir         string
 	shutdownTimeout time.Duration
+	// checkGrace: hsvc check fails for a gateway wanted up but failing for
+	// longer (reconcile.check_grace, HINIT_GATEWAY_CHECK_GRACE); 0 = off.
+	checkGrace time.Duration
 }
 
 // loadSettings reads HINIT_CONFIG (or the default path; a missing file
@@ -52,6 +55,16 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 			return nil, fmt.Errorf("HINIT_SHUTDOWN_TIMEOUT=%q: want a positive Go duration like 8s", v)
 		}
 		s.shutdownTimeout = d
+	}
+	if cfg.Reconcile != nil {
+		s.checkGrace = cfg.Reconcile.CheckGrace
+	}
+	if v := getenv("HINIT_GATEWAY_CHECK_GRACE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("HINIT_GATEWAY_CHECK_GRACE=%q: want a Go duration like 5m, or 0 for off", v)
+		}
+		s.checkGrace = d
 	}
 	return s, nil
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"hinit/config"
 	"hinit/control"
+	"hinit/reconcile"
 	"hinit/supervise"
 	"hinit/svclog"
 )
@@ -64,10 +66,17 @@ func (h *hinit) check() *control.Response {
 	if h.stopping.Load() {
 		return control.Errorf(control.CodeFailed, "the container is shutting down")
 	}
+	var sts []supervise.Status
 	for _, s := range h.group.List() {
-		if st := s.Status(); st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited) {
+		st := s.Status()
+		sts = append(sts, st)
+		if st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited) {
 			return control.Errorf(control.CodeFailed, "essential service %s is %s: %s", st.Name, st.State, st.Reason)
 		}
+	}
+	// Temporary wiring (issue 13 item 6) until the check moves to manager.
+	if err := reconcile.CheckGateways(sts, h.gatewayTemplate(), time.Now(), h.set.checkGrace); err != nil {
+		return control.Errorf(control.CodeFailed, "%v", err)
 	}
 	return control.OK()
 }

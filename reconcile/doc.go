@@ -29,12 +29,13 @@ var (
 
 // Options are the inputs of Run.
 type Options struct {
-	Home      string           // $HERMES_HOME, the root profile's dir; symlinks in this path itself are resolved once
-	Scandir   string           // where slots are published
-	Template  string           // template the slots name, e.g. "gateway"
-	Bootstrap string           // $HERMES_GATEWAY_BOOTSTRAP_STATE; "running" seeds the root gateway_state.json
-	Now       func() time.Time // nil: time.Now
-	Logger    *slog.Logger     // nil: discard
+	Home      string            // $HERMES_HOME, the root profile's dir; symlinks in this path itself are resolved once
+	Scandir   string            // where slots are published
+	Template  string            // template the slots name, e.g. "gateway"
+	Bootstrap string            // $HERMES_GATEWAY_BOOTSTRAP_STATE; "running" seeds the root gateway_state.json
+	Env       map[string]string // the container environment: HERMES_RESTART_DRAIN_TIMEOUT, GATEWAY_MULTIPLEX_PROFILES
+	Now       func() time.Time  // nil: time.Now
+	Logger    *slog.Logger      // nil: discard
 }
 
 // Action is what Run did for one profile, for hinit's log.
@@ -43,6 +44,12 @@ type Action struct {
 	Prior   string // desired state read, or "none"
 	Start   bool   // published up (no down file)
 	Warning string // why the slot is down despite no state saying so (a missing state file is no reason: never started), or "" when all went well
+	// Multiplexed: a named profile the default gateway serves
+	// (multiplex_profiles), registered down whatever its state says.
+	Multiplexed bool
+	// StopTimeout is the slot's stop timeout from the profile's drain
+	// budget (DrainTimeout + DrainMargin); 0: the template's.
+	StopTimeout time.Duration
 }
 
 // Label is the action word of the boot log: "started" or "registered".

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"hinit/config"
 
@@ -15,9 +16,18 @@ import (
 
 // ref is the service.yaml of a template instance (config.Ref on disk).
 type ref struct {
-	Template string            `yaml:"template"`
-	Instance string            `yaml:"instance"`
-	Env      map[string]string `yaml:"env,omitempty"`
+	Template    string            `yaml:"template"`
+	Instance    string            `yaml:"instance"`
+	Env         map[string]string `yaml:"env,omitempty"`
+	StopTimeout string            `yaml:"stop_timeout,omitempty"`
+}
+
+// Slot is one scandir slot to publish: the service <Template>-<Instance>.
+type Slot struct {
+	Template, Instance string
+	Down               bool              // registered down: a `down` file
+	Env                map[string]string // extra environment of the instance
+	StopTimeout        time.Duration     // above the template's: replaces it (config.Ref.StopTimeout)
 }
 
 // Publish registers the service <template>-<instance> in scandir: it builds
@@ -28,14 +38,27 @@ type ref struct {
 // as ErrExists. The temporary name is unique, so concurrent publishers of
 // the same name cannot mix their files: one wins, the other gets ErrExists.
 func Publish(scandir, template, instance string, down bool, env map[string]string) error {
-	name := template + "-" + instance
-	if err := checkRef(template, instance, env); err != nil {
+	return PublishSlot(scandir, Slot{Template: template, Instance: instance, Down: down, Env: env})
+}
+
+// PublishSlot is Publish with every field of a slot.
+func PublishSlot(scandir string, s Slot) error {
+	name := s.Template + "-" + s.Instance
+	if err := checkRef(s.Template, s.Instance, s.Env); err != nil {
 		return fmt.Errorf("publish %s: %w", name, err)
 	}
-	data, err := yaml.Marshal(ref{Template: template, Instance: instance, Env: env})
+	if s.StopTimeout < 0 || s.StopTimeout > config.MaxRefStopTimeout {
+		return fmt.Errorf("publish %s: %w: stop timeout %v", name, ErrInvalid, s.StopTimeout)
+	}
+	r := ref{Template: s.Template, Instance: s.Instance, Env: s.Env}
+	if s.StopTimeout > 0 {
+		r.StopTimeout = s.StopTimeout.String()
+	}
+	data, err := yaml.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", name, err)
 	}
+	down := s.Down
 	tmp, err := os.MkdirTemp(scandir, tempPattern(name))
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", name, err)

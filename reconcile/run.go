@@ -16,8 +16,10 @@ import (
 // recorded (SPEC §5), in this order: seed the root state file when
 // Bootstrap is "running" and it is absent; for the root profile and each
 // real named profile, read the desired state, remove stale PID files and
-// publish the slot, up only when the state is "running"; then append one
-// line per profile to the boot log.
+// publish the slot, up only when the state is "running" and, for a named
+// profile, multiplexing is off (Multiplex), with the profile's drain budget
+// as its stop timeout (DrainTimeout); then append one line per profile to
+// the boot log.
 //
 // It returns one Action per published profile; hinit logs them. Run itself
 // logs, once each, what has no Action: skipped profile dirs, cleanup
@@ -32,11 +34,12 @@ func Run(opts Options) ([]Action, error) {
 	if strings.EqualFold(strings.TrimSpace(opts.Bootstrap), gwstate.Running) {
 		seed(filepath.Join(opts.Home, StateFile), log)
 	}
+	multiplex := multiplexed(opts)
 	profiles, listErr := listProfiles(opts.Home, opts.Template, log)
 	errs := []error{listErr}
 	actions := make([]Action, 0, len(profiles))
 	for _, p := range profiles {
-		a, err := reconcileOne(opts, p)
+		a, err := reconcileOne(opts, p, multiplex && p.name != DefaultProfile)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -52,10 +55,21 @@ func Run(opts Options) ([]Action, error) {
 	return actions, errors.Join(errs...)
 }
 
-// reconcileOne handles one profile: read, clean, publish.
-func reconcileOne(opts Options, p profile) (Action, error) {
-	a := Action{Profile: p.name, Prior: "none"}
-	state, err := gwstate.ReadDesired(filepath.Join(p.dir, StateFile))
+// multiplexed reads whether the root gateway serves the named profiles.
+func multiplexed(opts Options) bool {
+	cfg, err := readConfig(opts.Home)
+	if err != nil {
+		opts.Logger.Warn("reconcile: "+err.Error()+": multiplex_profiles taken from "+EnvMultiplex+" alone", "profile", DefaultProfile)
+	}
+	return Multiplex(opts.Env[EnvMultiplex], cfg)
+}
+
+// reconcileOne handles one profile: read, clean, publish. A multiplexed
+// profile is registered down whatever its state says: the default gateway
+// serves it, a second gateway would be another owner of its platforms.
+func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
+	a := Action{Profile: p.name, Prior: "none", Multiplexed: multiplexed}
+	in, err := readIntent(opts, p)
 	switch {
 	case errors.Is(err, gwstate.ErrMissing):
 		// Never started (a fresh volume, a new profile): down, as
@@ -64,12 +78,17 @@ func reconcileOne(opts Options, p profile) (Action, error) {
 	case err != nil:
 		a.Warning = err.Error() + ": registered down"
 	default:
-		a.Prior, a.Start = state, state == gwstate.Running
+		a.Prior, a.Start = in.State, in.State == gwstate.Running && !multiplexed
 	}
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	err = Publish(opts.Scandir, opts.Template, p.name, !a.Start, nil)
+	cfg, err := readConfig(p.dir)
+	if err != nil {
+		opts.Logger.Warn("reconcile: "+err.Error()+": drain budget taken from "+EnvDrain+" alone", "profile", p.name)
+	}
+	a.StopTimeout = StopTimeout(DrainTimeout(opts.Env[EnvDrain], cfg))
+	err = PublishSlot(opts.Scandir, Slot{Template: opts.Template, Instance: p.name, Down: !a.Start, StopTimeout: a.StopTimeout})
 	switch {
 	case errors.Is(err, ErrExists):
 		a.Warning = join(a.Warning, fmt.Sprintf("slot %s-%s already exists: left as it is", opts.Template, p.name))
@@ -77,6 +96,24 @@ func reconcileOne(opts Options, p profile) (Action, error) {
 		return a, fmt.Errorf("reconcile profile %s: %w", p.name, err)
 	}
 	return a, nil
+}
+
+// readIntent reads the profile's desired state. When the gateway's own
+// rewrite of gateway_state.json lost the desired_state hinit last wrote
+// (gwstate.Resolve), hinit's record counts and is written back, so the file
+// says it again for hermes' own readers.
+func readIntent(opts Options, p profile) (gwstate.Intent, error) {
+	path := filepath.Join(p.dir, StateFile)
+	in, err := gwstate.ReadIntent(path)
+	if err != nil || !in.Reverted {
+		return in, err
+	}
+	opts.Logger.Warn("reconcile: the gateway's own rewrite of gateway_state.json lost desired_state "+in.State+
+		": hinit's record counts and is written back", "profile", p.name)
+	if err := gwstate.SetDesired(path, in.State, opts.Now()); err != nil {
+		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
+	}
+	return in, nil
 }
 
 // seed creates the root state file for HERMES_GATEWAY_BOOTSTRAP_STATE.

@@ -43,17 +43,22 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 	if why != "" {
 		desc = why
 	}
+	if !viaTimer && r.restartNow(def, ex, ran, desc) {
+		return
+	}
 	if !restartable(def, ex) {
 		if ex.Signal != 0 || ex.Code != 0 {
 			r.essentialFailed(ex)
+			r.failingFrom(ex.At)
 		}
 		r.set(StateExited, desc)
 		return
 	}
 	if ran >= def.Backoff.ResetAfter {
-		r.failures = 0
+		r.failures, r.failing = 0, time.Time{}
 	} else {
 		r.failures++
+		r.failingFrom(ex.At)
 	}
 	now := time.Now()
 	var gave bool
@@ -74,6 +79,38 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 	r.arm(timerRestart, delay)
 	r.deps.Log.Info("backing off", "svc", r.name, "delay", delay.Round(time.Millisecond))
 	r.set(StateBackoff, fmt.Sprintf("%s; restarting in %v", desc, delay.Round(time.Millisecond)))
+}
+
+// restartNow restarts at once after an exit code of
+// restart_now_exit_codes: the program asked for a new process (hermes' 75
+// after a graceful restart), which is neither a quick failure nor a step
+// towards give_up. Only a run shorter than backoff.initial waits that long
+// first, so a program that asks for a restart before doing anything cannot
+// spin. It reports whether it handled the exit.
+func (r *runner) restartNow(def *config.Service, ex *Exit, ran time.Duration, desc string) bool {
+	if ex.Signal != 0 || !slices.Contains(def.RestartNowExitCodes, ex.Code) {
+		return false
+	}
+	r.restarts++
+	if ran < def.Backoff.Initial {
+		r.arm(timerRestart, def.Backoff.Initial)
+		r.set(StateBackoff, fmt.Sprintf("%s (restart requested) after %v; restarting in %v",
+			desc, ran.Round(time.Millisecond), def.Backoff.Initial))
+		return true
+	}
+	r.deps.Log.Info("restart requested", "svc", r.name, "code", ex.Code)
+	r.spawn()
+	return true
+}
+
+// failingFrom starts a streak of failures at t unless one is on.
+func (r *runner) failingFrom(t time.Time) {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	if r.failing.IsZero() {
+		r.failing = t
+	}
 }
 
 // restartable says whether the policy restarts after ex.

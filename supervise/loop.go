@@ -23,6 +23,7 @@ type runner struct {
 	since    time.Time
 	proc     *instance // the running process, or nil
 	failures int       // consecutive quick failures
+	failing  time.Time // when the current streak of failures began (Status.FailingSince)
 	starts   []time.Time
 	restarts int
 	lastExit *Exit
@@ -99,7 +100,7 @@ func (r *runner) handle(c command) error {
 	switch c.op {
 	case opStart:
 		r.want = true
-		r.failures, r.starts = 0, nil
+		r.failures, r.starts, r.failing = 0, nil, time.Time{}
 		if r.proc == nil {
 			r.stopTimer()
 			r.spawn()
@@ -108,7 +109,7 @@ func (r *runner) handle(c command) error {
 		r.final = r.final || c.final
 		return r.stop(c.requested, c.deadline)
 	case opRestart:
-		r.failures, r.starts = 0, nil
+		r.failures, r.starts, r.failing = 0, nil, time.Time{}
 		if r.proc == nil {
 			r.want = true
 			r.stopTimer()
@@ -238,6 +239,7 @@ func (r *runner) set(state, reason string) {
 		st.LogPath, st.LostLines = r.log.Path(), r.log.Lost()
 	}
 	st.Essential, st.Protected, st.LogDir = r.def.Essential, r.def.Protected, r.def.Log.Dir
+	st.FailingSince = r.failing
 	r.publish(st)
 }
 

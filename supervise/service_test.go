@@ -345,3 +345,65 @@ func TestNoStartDuringShutdown(t *testing.T) {
 		t.Errorf("after shutdown: %+v", st)
 	}
 }
+
+// An exit of restart_now_exit_codes (hermes' 75) restarts at once and is
+// no step towards give_up: six such exits in a row, with give_up at two
+// restarts a minute, never end "failed" or wait in backoff. A run shorter
+// than backoff.initial waits that long first.
+func TestRestartNowExitCodes(t *testing.T) {
+	f := newFixture(t)
+	d := def("tempfail", "exit", "75")
+	d.RestartNowExitCodes = []int{75}
+	d.Backoff.Initial = time.Nanosecond
+	d.GiveUp = config.GiveUp{Restarts: 2, Within: time.Minute}
+	s := f.add(d, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var seen []string
+	st, err := s.WaitFor(ctx, func(st Status) bool {
+		seen = append(seen, st.State)
+		return st.Restarts >= 6
+	})
+	if err != nil {
+		t.Fatalf("waiting for 6 restarts: %v (now %+v)", err, st)
+	}
+	s.Stop(false)
+	for _, state := range seen {
+		if state == StateFailed || state == StateBackoff {
+			t.Errorf("exit 75 went through %q: states %v", state, seen)
+			break
+		}
+	}
+
+	quick := def("quick", "exit", "75")
+	quick.RestartNowExitCodes = []int{75}
+	quick.Backoff.Initial, quick.Backoff.Max = time.Hour, time.Hour
+	st = waitState(t, f.add(quick, true), StateBackoff)
+	if !strings.Contains(st.Reason, "exit 75 (restart requested) after") || !strings.HasSuffix(st.Reason, "restarting in 1h0m0s") {
+		t.Errorf("a quick exit 75: reason %q", st.Reason)
+	}
+}
+
+// FailingSince marks the start of a crash loop and keeps it across the
+// flips between backoff and starting; a start request clears it.
+func TestFailingSince(t *testing.T) {
+	f := newFixture(t)
+	d := def("crash", "exit", "3")
+	d.GiveUp = config.GiveUp{Restarts: 3, Within: time.Minute}
+	s := f.add(d, true)
+	st := waitState(t, s, StateFailed)
+	if st.FailingSince.IsZero() || !st.FailingSince.Before(st.Since) {
+		t.Errorf("failed: FailingSince %v, Since %v; want the loop's start, before the give-up", st.FailingSince, st.Since)
+	}
+	if err := s.Stop(false); err != nil {
+		t.Fatal(err)
+	}
+	steady := def("steady", "sleep", "inf")
+	if st := waitState(t, f.add(steady, true), StateUp); !st.FailingSince.IsZero() {
+		t.Errorf("a service that never failed: FailingSince %v", st.FailingSince)
+	}
+	s.Start()
+	if st := s.Status(); !st.FailingSince.IsZero() && st.State != StateBackoff {
+		t.Errorf("after a start: %+v", st)
+	}
+}

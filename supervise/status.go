@@ -40,6 +40,12 @@ type Status struct {
 	LostLines uint64
 	Essential bool
 	Protected bool
+
+	// FailingSince is when the current streak of failures began: the
+	// first of the consecutive quick failures, or the failing exit that
+	// ended it; zero while the service is not failing. Unlike Since it
+	// survives the flips between backoff and starting of a crash loop.
+	FailingSince time.Time
 }
 
 // Running reports whether a process of the service is alive.

@@ -37,11 +37,15 @@ func TestDockerRestart(t *testing.T) {
 	if s, ok := c.status("gateway-default"); !ok || s.State != "down" {
 		t.Errorf("gateway-default after restart: %+v (registered %v), want down", s, ok)
 	}
-	for _, f := range []string{"sleeper/gateway.pid", "sleeper/processes.json", "alive/processes.json"} {
+	for _, f := range []string{"sleeper/gateway.pid", "sleeper/processes.json"} {
 		if c.exists("/opt/data/profiles/" + f) {
 			t.Errorf("stale %s survived the restart", f)
 		}
 	}
+	// alive's processes.json is the new gateway's own: its real child.
+	waitFor(t, "the new gateway's processes.json", 10*time.Second, func() bool {
+		return strings.Contains(c.readFile("/opt/data/profiles/alive/processes.json"), `"pid"`)
+	})
 	waitFor(t, "the new gateway's pid file", 10*time.Second, func() bool {
 		return c.exists("/opt/data/profiles/alive/gateway.pid")
 	})
@@ -82,8 +86,9 @@ func checkBootLog(t *testing.T, log string) {
 
 // TestDockerStop: docker stop ends the container before docker's own
 // SIGKILL deadline (status 143 from main's SIGTERM, not 137), every gateway
-// stops by itself on SIGTERM, and each keeps "running" for the next boot
-// (no planned-stop marker on a container shutdown).
+// stops by itself on SIGTERM with hermes' 1 for an unplanned stop, and each
+// keeps "running" for the next boot (no planned-stop marker on a container
+// shutdown).
 func TestDockerStop(t *testing.T) {
 	t.Parallel()
 	vol := volume(t)
@@ -110,15 +115,15 @@ func TestDockerStop(t *testing.T) {
 	for _, p := range profiles {
 		state := decodeState(t, volumeFile(t, vol, "/opt/data/profiles/"+p+"/gateway_state.json"))
 		checkState(t, p, state, map[string]string{"gateway_state": "running", "desired_state": "running", "exit_reason": "signal"})
-		line := "gateway: SIGTERM without planned-stop marker: persisted running, exit 143"
+		line := "gateway: SIGTERM without planned-stop marker: persisted running, exit 1"
 		if !strings.Contains(logs, "[gateway-"+p+"] "+line) {
 			t.Errorf("docker logs lack %q for %s", line, p)
 		}
 		if !strings.Contains(volumeFile(t, vol, "/opt/data/logs/gateways/"+p+"/current"), line) {
 			t.Errorf("the log file of %s lacks its last line %q", p, line)
 		}
-		if !regexp.MustCompile(`hinit: exited svc=gateway-` + p + ` pid=\d+ code=143`).MatchString(logs) {
-			t.Errorf("hinit did not see gateway-%s end by itself with 143", p)
+		if !regexp.MustCompile(`hinit: exited svc=gateway-` + p + ` pid=\d+ code=1\b`).MatchString(logs) {
+			t.Errorf("hinit did not see gateway-%s end by itself with 1 (hermes' unplanned SIGTERM)", p)
 		}
 	}
 	if !strings.Contains(logs, "hinit: shutdown complete") {

@@ -27,6 +27,9 @@ func runGateway(profile string, args []string) int {
 		if all {
 			return controlAll(verb)
 		}
+		if verb != "stop" && refuseUnderMultiplex(profile, slices.Contains(rest, "--force")) {
+			return exitConfig
+		}
 		return controlOne(verb, profile)
 	}
 	return usage("unknown gateway command " + verb)

@@ -9,12 +9,16 @@
 //	hermes chat -q TEXT                 one answer, exit 0
 //	hermes --tui                        full-screen: shows the terminal size, redraws on SIGWINCH
 //	hermes dashboard --host H --port P  serves HTTP; exit 78 on a non-loopback bind without auth
-//	hermes [-p P] gateway run --replace the gateway: gateway_state.json, planned-stop marker, exit 78
+//	hermes [-p P] gateway run --replace the gateway: lock, pid file, gateway_state.json, markers, drain, 1/75/78
 //	hermes [-p P] gateway start|stop|restart [--all], gateway status, status
 //	hermes profile create|delete|list
 //
-// Test hooks (files in a profile dir, fake only): FAKE_BROKEN makes the
-// gateway exit 78 (EX_CONFIG) at startup, FAKE_CRASH makes it exit 1.
+// Test hooks (fake only). Files in a profile dir: FAKE_BROKEN makes the
+// gateway exit 78 (EX_CONFIG) at startup, FAKE_CRASH makes it exit 1,
+// FAKE_BUSY (seconds) gives it one active agent working that long.
+// Environment: FAKE_HEARTBEAT (a Go duration) replaces the 30 s state
+// heartbeat, FAKE_STATE_WRITE_DELAY widens the read-modify-write window of
+// each state write.
 package main
 
 import (
@@ -25,10 +29,11 @@ import (
 
 // Exit codes of hermes that hinit's configuration relies on.
 const (
-	exitOK     = 0
-	exitFailed = 1
-	exitUsage  = 2
-	exitConfig = 78 // EX_CONFIG: fatal configuration error, never restarted
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitRestart = 75 // EX_TEMPFAIL: the gateway asks its supervisor for a new process at once
+	exitConfig  = 78 // EX_CONFIG: fatal configuration error, never restarted
 )
 
 func main() {
@@ -64,6 +69,9 @@ func run(args []string) int {
 	if profile == "" {
 		profile = "default"
 	}
+	if profile != "default" && !profileRE.MatchString(profile) {
+		return usage(fmt.Sprintf("invalid profile name %q (a-z, 0-9, _ and -, at most 64 bytes)", profile))
+	}
 	return dispatch(profile, args)
 }
 
@@ -73,6 +81,8 @@ func dispatch(profile string, args []string) int {
 		return runIdle()
 	}
 	switch args[0] {
+	case "__tool-child":
+		return runToolChild()
 	case "chat":
 		return runChat(args[1:])
 	case "dashboard":

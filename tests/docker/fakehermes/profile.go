@@ -20,8 +20,8 @@ func runProfile(args []string) int {
 			return usage("profile " + args[0] + " needs a name")
 		}
 		name := args[1]
-		if !profileRE.MatchString(name) || len(name) > 251 {
-			fmt.Fprintf(os.Stderr, "✗ invalid profile name %q: use a-z, 0-9, _ and -\n", name)
+		if !profileRE.MatchString(name) {
+			fmt.Fprintf(os.Stderr, "✗ invalid profile name %q: use a-z, 0-9, _ and -, at most 64 bytes\n", name)
 			return exitUsage
 		}
 		if args[0] == "create" {

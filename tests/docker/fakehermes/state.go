@@ -12,15 +12,21 @@ import (
 	"time"
 )
 
-// Files of a profile dir that hinit and hermes share (SPEC §1).
+// Files of a profile dir that hinit and hermes share (SPEC §1), and the
+// gateway's own.
 const (
-	stateFile  = "gateway_state.json"
-	markerFile = ".gateway-planned-stop.json"
-	pidFile    = "gateway.pid"
+	stateFile    = "gateway_state.json"
+	markerFile   = ".gateway-planned-stop.json"
+	takeoverFile = ".gateway-takeover.json"
+	pidFile      = "gateway.pid"
+	lockFile     = "gateway.lock"
 )
 
-// profileRE is hermes' validate_profile_name.
-var profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+// markerTTL is how long a planned-stop or takeover marker is live.
+const markerTTL = 60 * time.Second
+
+// profileRE is hermes' validate_profile_name: at most 64 bytes.
+var profileRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // hermesHome is $HERMES_HOME, /opt/data when unset.
 func hermesHome() string {
@@ -39,31 +45,6 @@ func profileDir(profile string) string {
 	return filepath.Join(hermesHome(), "profiles", profile)
 }
 
-// updateState rewrites gateway_state.json in dir with fields set, keeping
-// every other field exactly as it was (they belong to other writers:
-// desired_state is hinit's). The write is atomic: a temporary file renamed
-// over the old one.
-func updateState(dir string, fields map[string]any) error {
-	p := filepath.Join(dir, stateFile)
-	obj := map[string]json.RawMessage{}
-	if data, err := os.ReadFile(p); err == nil {
-		json.Unmarshal(data, &obj) // a corrupt file is replaced
-	}
-	for k, v := range fields {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("update %s: %w", p, err)
-		}
-		obj[k] = raw
-	}
-	obj["updated_at"], _ = json.Marshal(time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00"))
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", p, err)
-	}
-	return writeAtomic(p, data)
-}
-
 // writeAtomic replaces path with data through a temporary file.
 func writeAtomic(path string, data []byte) error {
 	tmp := path + ".tmp" + strconv.Itoa(os.Getpid())
@@ -77,32 +58,73 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-// marker is the planned-stop marker a stopper writes before SIGTERM.
+// marker is a planned-stop or takeover marker.
 type marker struct {
-	TargetPID       int    `json:"target_pid"`
-	TargetStartTime uint64 `json:"target_start_time"`
-	StopperPID      int    `json:"stopper_pid"`
-	WrittenAt       string `json:"written_at"`
+	TargetPID       int     `json:"target_pid"`
+	TargetStartTime *uint64 `json:"target_start_time"`
+	WrittenAt       string  `json:"written_at"`
 }
 
-// consumeMarker reports whether dir holds a planned-stop marker meant for
-// this very process (pid and start time both match) and removes it if so.
-// A marker for another process is left alone.
-func consumeMarker(dir string) bool {
-	p := filepath.Join(dir, markerFile)
+// liveMarker reads the marker name in dir. A malformed or stale one (older
+// than markerTTL) can never match anyone: it is removed and nil returned.
+func liveMarker(dir, name string) *marker {
+	p := filepath.Join(dir, name)
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return false
+		return nil
 	}
 	var m marker
-	if json.Unmarshal(data, &m) != nil || m.TargetPID != os.Getpid() {
+	if json.Unmarshal(data, &m) != nil || m.TargetPID <= 0 {
+		os.Remove(p)
+		return nil
+	}
+	if at, err := time.Parse(time.RFC3339Nano, m.WrittenAt); err != nil || time.Since(at) > markerTTL {
+		os.Remove(p)
+		return nil
+	}
+	return &m
+}
+
+// namesSelf reports whether m is meant for this very process: its pid and,
+// when both are known, its start time.
+func (m *marker) namesSelf() bool {
+	if m.TargetPID != os.Getpid() {
 		return false
 	}
-	if start, err := startTime(os.Getpid()); err != nil || start != m.TargetStartTime {
+	own, err := startTime(os.Getpid())
+	return m.TargetStartTime == nil || err != nil || *m.TargetStartTime == own
+}
+
+// consumeMarker reports whether dir holds a live marker name meant for this
+// process; a live marker is removed either way, as hermes does.
+func consumeMarker(dir, name string) bool {
+	m := liveMarker(dir, name)
+	if m == nil {
 		return false
 	}
-	os.Remove(p)
-	return true
+	os.Remove(filepath.Join(dir, name))
+	return m.namesSelf()
+}
+
+// watchPlannedStop is hermes' planned-stop watcher: every 0.5 s, a live
+// marker naming this process sends on planned (the shutdown then consumes
+// it); stale and malformed ones are removed, others' left alone.
+func watchPlannedStop(dir string, stop <-chan struct{}, planned chan<- struct{}) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if m := liveMarker(dir, markerFile); m != nil && m.namesSelf() {
+				select {
+				case planned <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
 }
 
 // startTime is field 22 of /proc/<pid>/stat: the start time in clock ticks.
@@ -120,6 +142,11 @@ func startTime(pid int) (uint64, error) {
 		return 0, errors.New("bad stat")
 	}
 	return strconv.ParseUint(string(f[19]), 10, 64)
+}
+
+// utcNow is a timestamp as hermes writes them.
+func utcNow() string {
+	return time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00")
 }
 
 // exists reports whether path exists.

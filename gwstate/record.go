@@ -1,0 +1,123 @@
+package gwstate
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"hinit/asuser"
+)
+
+// RecordName is hinit's own record, next to gateway_state.json, of the
+// desired state it last wrote there and the value that write replaced.
+//
+// hermes' gateway rewrites gateway_state.json whole, read-modify-write,
+// without a lock (gateway/status.py write_runtime_status), every heartbeat
+// and on each change of its state. A SetDesired that lands between one
+// such read and its rename is lost: the file goes back to the value the
+// gateway read (or, when the gateway found the file unreadable, to a fresh
+// record without the field). The record lets ReadDesired see through that
+// revert; nothing but hinit writes it.
+const RecordName = ".hinit-desired.json"
+
+// maxRecord bounds the record read; hinit writes under 200 bytes.
+const maxRecord = 4 << 10
+
+// record is the content of RecordName.
+type record struct {
+	DesiredState string `json:"desired_state"`
+	Replaced     string `json:"replaced"` // desired_state before hinit's write, "" when there was none
+	WrittenAt    string `json:"written_at"`
+}
+
+// recordPath is the record next to the state file at statePath.
+func recordPath(statePath string) string {
+	return filepath.Join(filepath.Dir(statePath), RecordName)
+}
+
+// writeRecord replaces the record next to statePath.
+func writeRecord(statePath, desired, replaced string, now time.Time) error {
+	data, _ := json.Marshal(record{DesiredState: desired, Replaced: replaced, WrittenAt: Timestamp(now)})
+	if err := asuser.WriteFileAtomic(recordPath(statePath), data, newFileMode); err != nil {
+		return fmt.Errorf("write hinit's desired-state record: %w", err)
+	}
+	return nil
+}
+
+// readRecord reads the record next to statePath; ok is false when there is
+// none that could be hinit's (missing, symlinked, oversized, malformed).
+func readRecord(statePath string) (data []byte, ok bool) {
+	data, _, err := readFile(recordPath(statePath))
+	return data, err == nil && len(data) <= maxRecord
+}
+
+// parseRecord decodes a record; ok is false unless it holds a desired state
+// hinit writes and a replaced value that looks like a state.
+func parseRecord(data []byte) (record, bool) {
+	var r record
+	if len(data) == 0 || len(data) > maxRecord || json.Unmarshal(data, &r) != nil {
+		return r, false
+	}
+	valid := (r.DesiredState == Running || r.DesiredState == Stopped) && (r.Replaced == "" || validState(r.Replaced))
+	return r, valid
+}
+
+// Intent is the desired state of a gateway as ReadIntent resolved it.
+type Intent struct {
+	State string
+	// Reverted: gateway_state.json lost hinit's last desired_state (it
+	// holds the value that write replaced, or none) and State is hinit's
+	// record. The caller may write State back with SetDesired.
+	Reverted bool
+}
+
+// Resolve decides the desired state from the bytes of a gateway_state.json
+// and of hinit's record (nil when there is none). The file's desired_state
+// counts unless it is missing or equal to the value hinit's last write
+// replaced while hinit wrote something else: that is the gateway's rewrite
+// undoing hinit's, and the record's value counts. Otherwise, as
+// ReadDesired: desired_state, else gateway_state with draining and
+// degraded counted as running.
+func Resolve(state, rec []byte) (Intent, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(state, &doc); err != nil || doc == nil {
+		return Intent{}, fmt.Errorf("%w: not a JSON object", ErrCorrupt)
+	}
+	desired, err := stateField(doc, "desired_state")
+	if err != nil {
+		return Intent{}, err
+	}
+	if r, ok := parseRecord(rec); ok && r.DesiredState != desired && (desired == "" || desired == r.Replaced) {
+		return Intent{State: r.DesiredState, Reverted: true}, nil
+	}
+	if desired != "" {
+		return Intent{State: normalize(desired)}, nil
+	}
+	fallback, err := stateField(doc, "gateway_state")
+	switch {
+	case err != nil:
+		return Intent{}, err
+	case fallback == "":
+		return Intent{}, ErrNoState
+	}
+	return Intent{State: normalize(fallback)}, nil
+}
+
+// ReadIntent is ReadDesired with hinit's record taken into account and
+// the revert reported (see Resolve).
+func ReadIntent(path string) (Intent, error) {
+	data, _, err := readFile(path)
+	if err != nil {
+		return Intent{}, err
+	}
+	rec, ok := readRecord(path)
+	if !ok {
+		rec = nil
+	}
+	in, err := Resolve(data, rec)
+	if err != nil {
+		return Intent{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return in, nil
+}

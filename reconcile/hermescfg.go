@@ -1,0 +1,143 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"gopkg.in/yaml.v3"
+
+	"hinit/asuser"
+)
+
+// What reconcile reads of hermes' own settings (hermes_cli/gateway.py,
+// gateway/config.py): the container environment first, then a profile's
+// config.yaml.
+const (
+	ConfigFile     = "config.yaml"
+	EnvDrain       = "HERMES_RESTART_DRAIN_TIMEOUT"
+	EnvMultiplex   = "GATEWAY_MULTIPLEX_PROFILES"
+	configMax      = 1 << 20 // a config.yaml is a few KiB; beyond this it is not read
+	DrainMargin    = 30 * time.Second
+	maxDrainBudget = time.Hour - DrainMargin // config.MaxRefStopTimeout with the margin
+)
+
+// hermesConfig is the part of a profile's config.yaml hinit reads.
+type hermesConfig struct {
+	MultiplexProfiles any `yaml:"multiplex_profiles"`
+	Gateway           struct {
+		MultiplexProfiles any `yaml:"multiplex_profiles"`
+	} `yaml:"gateway"`
+	Agent struct {
+		RestartDrainTimeout any `yaml:"restart_drain_timeout"`
+	} `yaml:"agent"`
+}
+
+// parseConfig reads what it can of a config.yaml; a member of an
+// unexpected type is left unset rather than spoiling the rest.
+func parseConfig(data []byte) hermesConfig {
+	var c hermesConfig
+	yaml.Unmarshal(data, &c)
+	return c
+}
+
+// Multiplex is hermes' multiplex_profiles: env (GATEWAY_MULTIPLEX_PROFILES)
+// when it holds a recognised word (1/true/yes/on, 0/false/no/off), else
+// multiplex_profiles of the root config.yaml, top level or under gateway:,
+// else off. A blank or unrecognised env value is unset (an empty secret
+// must not shadow a config.yaml opt-in).
+func Multiplex(env string, rootConfig []byte) bool {
+	if on, ok := word(env); ok {
+		return on
+	}
+	c := parseConfig(rootConfig)
+	v := c.MultiplexProfiles
+	if v == nil {
+		v = c.Gateway.MultiplexProfiles
+	}
+	switch x := v.(type) {
+	case bool:
+		return x
+	case string:
+		on, _ := word(x)
+		return on
+	}
+	return false
+}
+
+// word reads a boolean word; ok is false for anything else.
+func word(s string) (on, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		return true, true
+	case "0", "false", "no", "off":
+		return false, true
+	}
+	return false, false
+}
+
+// DrainTimeout is hermes' restart_drain_timeout for one profile: env
+// (HERMES_RESTART_DRAIN_TIMEOUT) when not blank, else agent.
+// restart_drain_timeout of the profile's config.yaml; seconds, 0 when
+// absent, negative or not a number, at most just under an hour.
+func DrainTimeout(env string, profileConfig []byte) time.Duration {
+	raw := strings.TrimSpace(env)
+	if raw == "" {
+		switch v := parseConfig(profileConfig).Agent.RestartDrainTimeout.(type) {
+		case int:
+			raw = strconv.Itoa(v)
+		case float64:
+			raw = strconv.FormatFloat(v, 'f', -1, 64)
+		case string:
+			raw = strings.TrimSpace(v)
+		}
+	}
+	secs, err := strconv.ParseFloat(raw, 64)
+	if err != nil || !(secs > 0) {
+		return 0
+	}
+	return min(time.Duration(secs*float64(time.Second)), maxDrainBudget)
+}
+
+// StopTimeout is the stop timeout a gateway draining for drain gets: its
+// drain plus DrainMargin to persist its state and exit (hermes' systemd
+// unit gives drain + 30 s). 0 when there is no drain: the template's own
+// applies.
+func StopTimeout(drain time.Duration) time.Duration {
+	if drain <= 0 {
+		return 0
+	}
+	return drain + DrainMargin
+}
+
+// readConfig reads dir/config.yaml without following a symlink anywhere in
+// its path or blocking on a FIFO; a missing file is empty, anything else
+// that cannot be read is an error naming the file.
+func readConfig(dir string) ([]byte, error) {
+	p := filepath.Join(dir, ConfigFile)
+	f, err := asuser.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("read %s: not a regular file", p)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, configMax+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	case len(data) > configMax:
+		return nil, fmt.Errorf("read %s: larger than %d bytes", p, configMax)
+	}
+	return data, nil
+}

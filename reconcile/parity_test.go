@@ -1,0 +1,195 @@
+package reconcile
+
+import (
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hinit/gwstate"
+	"hinit/supervise"
+)
+
+func TestMultiplex(t *testing.T) {
+	tests := []struct {
+		env, config string
+		want        bool
+	}{
+		{"", "", false},
+		{"true", "", true},
+		{"ON", "", true},
+		{" 1 ", "multiplex_profiles: false", true},
+		{"false", "multiplex_profiles: true", false},
+		{"0", "gateway: {multiplex_profiles: true}", false},
+		{"", "multiplex_profiles: true", true},
+		{"", "gateway:\n  multiplex_profiles: true\n", true},
+		{"maybe", "multiplex_profiles: true", true}, // unrecognised env: unset
+		{"", "multiplex_profiles: \"yes\"", true},
+		{"", "multiplex_profiles: [true]", false},
+		{"", "{not yaml", false},
+		{"", "multiplex_profiles: false\ngateway: {multiplex_profiles: true}", false}, // top level wins
+	}
+	for _, tc := range tests {
+		if got := Multiplex(tc.env, []byte(tc.config)); got != tc.want {
+			t.Errorf("Multiplex(%q, %q) = %v, want %v", tc.env, tc.config, got, tc.want)
+		}
+	}
+}
+
+func TestDrainTimeout(t *testing.T) {
+	tests := []struct {
+		env, config string
+		want        time.Duration
+	}{
+		{"", "", 0},
+		{"", "agent: {restart_drain_timeout: 20}", 20 * time.Second},
+		{"", "agent: {restart_drain_timeout: 1.5}", 1500 * time.Millisecond},
+		{"", "agent: {restart_drain_timeout: \"180\"}", 180 * time.Second},
+		{"60", "agent: {restart_drain_timeout: 20}", 60 * time.Second},
+		{"  ", "agent: {restart_drain_timeout: 20}", 20 * time.Second},
+		{"", "agent: {restart_drain_timeout: -5}", 0},
+		{"", "agent: {restart_drain_timeout: soon}", 0},
+		{"", "agent: {restart_drain_timeout: 1e9}", time.Hour - DrainMargin},
+		{"NaN", "", 0},
+	}
+	for _, tc := range tests {
+		if got := DrainTimeout(tc.env, []byte(tc.config)); got != tc.want {
+			t.Errorf("DrainTimeout(%q, %q) = %v, want %v", tc.env, tc.config, got, tc.want)
+		}
+	}
+	if StopTimeout(0) != 0 || StopTimeout(20*time.Second) != 50*time.Second {
+		t.Errorf("StopTimeout: %v, %v; want 0, 50s", StopTimeout(0), StopTimeout(20*time.Second))
+	}
+}
+
+func TestDashboardOnly(t *testing.T) {
+	tests := map[string]bool{
+		"dashboard --port 9119":              true,
+		"hermes dashboard":                   true,
+		"/opt/hermes/bin/hermes dashboard":   true,
+		"":                                   false,
+		"hermes":                             false,
+		"gateway run":                        false,
+		"sleep infinity":                     false,
+		"hermes -p coder dashboard":          false, // container_boot looks at the first word only
+		"hermes chat -q dashboard":           false,
+		"/usr/local/bin/dashboard --no-open": false,
+	}
+	for cmd, want := range tests {
+		if got := DashboardOnly(strings.Fields(cmd)); got != want {
+			t.Errorf("DashboardOnly(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+func TestFailingGateways(t *testing.T) {
+	now := testNow
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	exit := func(code int, sig syscall.Signal) *supervise.Exit { return &supervise.Exit{Code: code, Signal: sig} }
+	gw := func(name, state, want string, since, failing time.Time, last *supervise.Exit) supervise.Status {
+		return supervise.Status{Name: "gateway-" + name, Source: "template:gateway", State: state, Want: want,
+			Since: since, FailingSince: failing, LastExit: last, Reason: "why " + name}
+	}
+	sts := []supervise.Status{
+		gw("loop", supervise.StateBackoff, "up", ago(time.Second), ago(3*time.Minute), exit(1, 0)),
+		gw("young", supervise.StateBackoff, "up", ago(time.Second), ago(30*time.Second), exit(1, 0)),
+		gw("gaveup", supervise.StateFailed, "up", ago(5*time.Minute), ago(6*time.Minute), exit(1, 0)),
+		gw("fatal", supervise.StateExited, "up", ago(10*time.Minute), time.Time{}, exit(78, 0)),
+		gw("done", supervise.StateExited, "up", ago(10*time.Minute), time.Time{}, exit(0, 0)),
+		gw("stopped", supervise.StateFailed, "down", ago(10*time.Minute), ago(10*time.Minute), exit(1, 0)),
+		gw("running", supervise.StateUp, "up", ago(10*time.Minute), ago(20*time.Minute), exit(1, 0)),
+		{Name: "dashboard", Source: "static", State: supervise.StateFailed, Want: "up", Since: ago(time.Hour)},
+	}
+	got := FailingGateways(sts, "gateway", now, time.Minute)
+	var names []string
+	for _, f := range got {
+		names = append(names, f.Name)
+	}
+	if strings.Join(names, " ") != "gateway-loop gateway-gaveup gateway-fatal" {
+		t.Errorf("failing %v, want gateway-loop gateway-gaveup gateway-fatal", names)
+	}
+	if len(got) > 0 && got[0].String() != "gateway-loop backoff for 3m0s: why loop" {
+		t.Errorf("line %q", got[0].String())
+	}
+	if FailingGateways(sts, "gateway", now, 0) != nil {
+		t.Error("grace 0 must turn the check off")
+	}
+	err := CheckGateways(sts, "gateway", now, time.Hour)
+	if err != nil {
+		t.Errorf("grace 1h: %v", err)
+	}
+	err = CheckGateways(sts, "gateway", now, 5*time.Minute)
+	if !errors.Is(err, ErrGatewayFailing) || !strings.Contains(err.Error(), "gateway-gaveup failed for 6m0s: why gaveup; gateway-fatal exited for 10m0s") {
+		t.Errorf("grace 5m: %v", err)
+	}
+}
+
+// With multiplexing on (root config.yaml, or the env), named profiles are
+// registered down whatever their state says, the root one still starts;
+// a profile's drain budget becomes its slot's stop_timeout.
+func TestRunMultiplexAndDrain(t *testing.T) {
+	for _, tc := range []struct {
+		name, env, config string
+		multiplex         bool
+	}{
+		{"config.yaml", "", "multiplex_profiles: true\n", true},
+		{"env", "true", "", true},
+		{"env off over config.yaml", "false", "gateway: {multiplex_profiles: true}\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			writeFile(t, filepath.Join(w.home, StateFile), `{"desired_state":"running"}`)
+			writeFile(t, filepath.Join(w.home, ConfigFile), tc.config)
+			coder := w.profile(t, "coder", `{"desired_state":"running"}`)
+			writeFile(t, filepath.Join(coder, ConfigFile), "agent:\n  restart_drain_timeout: 20\n")
+			w.profile(t, "idle", `{"desired_state":"stopped"}`)
+			actions, err := Run(Options{Home: w.home, Scandir: w.scan, Template: "gateway",
+				Env: map[string]string{EnvMultiplex: tc.env}, Now: func() time.Time { return testNow },
+				Logger: slog.New(slog.NewTextHandler(&w.logs, nil))})
+			if err != nil || len(actions) != 3 {
+				t.Fatalf("Run = %+v, %v", actions, err)
+			}
+			want := map[string][2]bool{"default": {true, false}, "coder": {!tc.multiplex, tc.multiplex}, "idle": {false, tc.multiplex}}
+			for _, a := range actions {
+				if w := want[a.Profile]; a.Start != w[0] || a.Multiplexed != w[1] {
+					t.Errorf("%s: start %v multiplexed %v, want %v %v", a.Profile, a.Start, a.Multiplexed, w[0], w[1])
+				}
+				if _, down := w.slot(t, "gateway-"+a.Profile); down == a.Start {
+					t.Errorf("%s: slot down %v, start %v", a.Profile, down, a.Start)
+				}
+			}
+			if y, _ := w.slot(t, "gateway-coder"); !strings.Contains(y, "stop_timeout: 50s") || actions[1].StopTimeout != 50*time.Second {
+				t.Errorf("coder's slot %q (stop timeout %v), want stop_timeout: 50s", y, actions[1].StopTimeout)
+			}
+			if y, _ := w.slot(t, "gateway-idle"); strings.Contains(y, "stop_timeout") {
+				t.Errorf("idle has no drain, its slot says %q", y)
+			}
+		})
+	}
+}
+
+// A desired_state the gateway's rewrite reverted (hinit's record says what
+// hinit wrote): the record counts and is written back into the file.
+func TestRunRevertedDesiredState(t *testing.T) {
+	w := newWorld(t)
+	dir := w.profile(t, "coder", `{"desired_state":"running","gateway_state":"stopped","pid":7}`)
+	writeFile(t, filepath.Join(dir, gwstate.RecordName), `{"desired_state":"stopped","replaced":"running","written_at":"x"}`)
+	chown(t, filepath.Join(dir, StateFile))
+	chown(t, filepath.Join(dir, gwstate.RecordName))
+	actions, err := w.run(t, false, "")
+	if err != nil || len(actions) != 2 {
+		t.Fatalf("Run = %+v, %v", actions, err)
+	}
+	if a := actions[1]; a.Profile != "coder" || a.Start || a.Prior != "stopped" {
+		t.Errorf("coder: %+v, want registered down with prior stopped", a)
+	}
+	if got := readString(t, filepath.Join(dir, StateFile)); !strings.Contains(got, `"desired_state":"stopped"`) || !strings.Contains(got, `"pid":7`) {
+		t.Errorf("gateway_state.json not repaired: %s", got)
+	}
+	if !strings.Contains(w.logs.String(), "lost desired_state stopped") {
+		t.Errorf("no warning in %s", w.logs.String())
+	}
+}

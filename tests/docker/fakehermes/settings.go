@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// readConfig is a profile's config.yaml, or an empty one.
+func readConfig(dir string) map[string]any {
+	cfg := map[string]any{}
+	if data, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err == nil {
+		yaml.Unmarshal(data, &cfg)
+	}
+	return cfg
+}
+
+// drainTimeout is hermes' restart_drain_timeout for the profile in dir:
+// HERMES_RESTART_DRAIN_TIMEOUT, else agent.restart_drain_timeout of its
+// config.yaml, else 0 (interrupt at once).
+func drainTimeout(dir string) time.Duration {
+	raw := strings.TrimSpace(os.Getenv("HERMES_RESTART_DRAIN_TIMEOUT"))
+	if raw == "" {
+		if agent, ok := readConfig(dir)["agent"].(map[string]any); ok {
+			raw = strings.TrimSpace(toString(agent["restart_drain_timeout"]))
+		}
+	}
+	secs, err := strconv.ParseFloat(raw, 64)
+	if err != nil || secs < 0 {
+		return 0
+	}
+	return time.Duration(secs * float64(time.Second))
+}
+
+// multiplexOn is hermes' multiplex_profiles: GATEWAY_MULTIPLEX_PROFILES
+// when it holds a recognised word, else multiplex_profiles (top level or
+// under gateway:) of the root config.yaml, else off.
+func multiplexOn() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv("GATEWAY_MULTIPLEX_PROFILES"))) {
+	case "1", "true", "yes", "on":
+		return true
+	case "0", "false", "no", "off":
+		return false
+	}
+	cfg := readConfig(hermesHome())
+	v, ok := cfg["multiplex_profiles"]
+	if gw, isMap := cfg["gateway"].(map[string]any); !ok && isMap {
+		v = gw["multiplex_profiles"]
+	}
+	b, _ := v.(bool)
+	return b
+}
+
+func toString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	default:
+		b, _ := yaml.Marshal(x)
+		return string(b)
+	}
+}
