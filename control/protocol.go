@@ -67,6 +67,11 @@ const (
 	MaxRequest  = 64 << 10        // longest request line, newline excluded
 	ReadTimeout = 5 * time.Second // time a client has to send its request
 	MaxInFlight = 64              // requests served at once; more are answered "busy"
+	// QuickAnswer bounds how long hinit takes to answer a request that
+	// does not wait (empty wait): long operations are answered "accepted"
+	// at once, or within this. Clients allow more than this before they
+	// call hinit stuck.
+	QuickAnswer = 5 * time.Second
 )
 
 // Socket location, see SPEC §2.

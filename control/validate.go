@@ -45,8 +45,8 @@ func (r *Request) Validate() error {
 		return invalidf("unknown verb %q", r.Verb)
 	}
 	for _, n := range r.Names {
-		if !ValidName(n) {
-			return invalidf("invalid service name %q: names match %s", n, svcname.Rule)
+		if err := svcname.Check(n); err != nil {
+			return invalidf("%v", err)
 		}
 	}
 	if _, err := r.Timeout(); err != nil {
@@ -94,6 +94,9 @@ func namesOrAll(r *Request) error {
 }
 
 func oneName(r *Request) error {
+	if r.All {
+		return invalidf("%s takes exactly one service name, not all", r.Verb)
+	}
 	if len(r.Names) != 1 {
 		return invalidf("%s takes exactly one service name, got %d", r.Verb, len(r.Names))
 	}
@@ -109,8 +112,8 @@ func checkSignal(r *Request) error {
 }
 
 func checkRegister(r *Request) error {
-	if !ValidName(r.Template) || !ValidName(r.Instance) || !ValidName(r.Template+"-"+r.Instance) {
-		return invalidf("register: template %q and instance %q must be valid names", r.Template, r.Instance)
+	if err := svcname.CheckInstance(r.Template, r.Instance); err != nil {
+		return invalidf("register: %v", err)
 	}
 	for k := range r.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

@@ -30,7 +30,7 @@ func TestExitCodes(t *testing.T) {
 
 		{"status", []string{"status"}, 0, "gateway-coder", ""},
 		{"status unknown", []string{"status", "nope"}, 3, "", "no such service: nope"},
-		{"status bad name", []string{"status", "Nope"}, 2, "", "is not a service name"},
+		{"status bad name", []string{"status", "Nope"}, 2, "", `"Nope" is not a valid service name`},
 		{"status bad flag", []string{"status", "--jsn"}, 2, "", "flag provided but not defined: -jsn; usage: hsvc status"},
 
 		{"start", []string{"start", "dashboard"}, 0, "", ""},
@@ -52,7 +52,9 @@ func TestExitCodes(t *testing.T) {
 
 		{"register", []string{"register", "gateway", "coder", "--down", "--env", "A=1"}, 0, "", ""},
 		{"register bad env", []string{"register", "gateway", "coder", "--env", "A"}, 2, "", `"A" is not K=V`},
-		{"register bad instance", []string{"register", "gateway", "Coder"}, 2, "", "must be valid names"},
+		{"register bad instance", []string{"register", "gateway", "Coder"}, 2, "", `"Coder" is not a valid instance name`},
+		{"register dotted instance", []string{"register", "gateway", "a.b"}, 2, "",
+			`register: "a.b" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`},
 		{"register one word", []string{"register", "gateway"}, 2, "", "want a template and an instance"},
 		{"register unknown template", []string{"register", "nope", "x"}, 1, "", `no template "nope"`},
 

@@ -59,7 +59,7 @@ func (h *hinit) Handle(ctx context.Context, c control.Caller, req *control.Reque
 	case control.VerbWait:
 		return h.wait(ctx, svcs[0], req)
 	case control.VerbUnregister:
-		return h.unregister(ctx, svcs[0], req)
+		return h.unregister(ctx, c, svcs[0], req)
 	}
 	return h.startStop(ctx, svcs, req)
 }

@@ -21,15 +21,16 @@ import (
 type dynamic struct {
 	h *hinit
 
-	mu    sync.Mutex
-	notes map[string]string // name -> why the dir is not a service, guarded by mu
+	mu      sync.Mutex
+	notes   map[string]string   // name -> why the dir is not a service, guarded by mu
+	leaving map[string]struct{} // names unregistered whose dir is not removed yet, guarded by mu
 }
 
 // startDynamic watches the scandir and returns a channel closed once the
 // dirs present at boot are registered (SPEC §2 step 6: before main).
 func (h *hinit) startDynamic(ctx context.Context) <-chan struct{} {
 	synced := make(chan struct{})
-	h.dyn = &dynamic{h: h, notes: make(map[string]string)}
+	h.dyn = &dynamic{h: h, notes: make(map[string]string), leaving: make(map[string]struct{})}
 	if h.set.scandir == "" {
 		close(synced)
 		return synced
@@ -61,6 +62,9 @@ func (h *hinit) startDynamic(ctx context.Context) <-chan struct{} {
 
 // apply brings the group in line with one scandir event.
 func (d *dynamic) apply(ev scandir.Event) {
+	if d.isLeaving(ev.Name) {
+		return // unregistered: its dir goes once the process is gone
+	}
 	g := d.h.group
 	existing := g.Get(ev.Name)
 	if existing != nil && existing.Status().Source == "static" {
@@ -132,6 +136,33 @@ func (d *dynamic) note(name, why string) {
 	} else {
 		d.notes[name] = why
 	}
+}
+
+// leave marks name as unregistered: events for its dir are ignored until
+// left is called.
+func (d *dynamic) leave(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.leaving[name] = struct{}{}
+	delete(d.notes, name)
+}
+
+// left ends leave once the dir is removed, or could not be (err), which
+// status then shows.
+func (d *dynamic) left(name string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.leaving, name)
+	if err != nil {
+		d.notes[name] = "unregistered, but its dir is left: " + err.Error()
+	}
+}
+
+func (d *dynamic) isLeaving(name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.leaving[name]
+	return ok
 }
 
 // noted lists the dirs that are not services, as statuses.

@@ -2,8 +2,12 @@ package pid1
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"hinit/control"
@@ -40,30 +44,81 @@ func (h *hinit) register(ctx context.Context, c control.Caller, req *control.Req
 }
 
 // unregister stops a dynamic service (writing its planned-stop marker),
-// waits until it is down, then removes its dir.
-func (h *hinit) unregister(ctx context.Context, s *supervise.Service, req *control.Request) *control.Response {
+// forgets it at once, and removes its dir once its process is gone (SIGKILL
+// at its stop timeout included). Without a wait it answers as soon as the
+// stop is asked for; with one it answers when the dir is gone or the wait
+// runs out, the removal going on either way.
+func (h *hinit) unregister(ctx context.Context, c control.Caller, s *supervise.Service, req *control.Request) *control.Response {
 	st := s.Status()
 	if st.Source == "static" {
 		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
 	}
 	h.recordDesired(s, control.VerbStop)
-	s.Stop(true)
-	if resp := h.waitUntil(ctx, s, control.UntilDown, req); !resp.OK {
-		return resp
+	if err := s.Stop(true); err != nil {
+		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, err)
 	}
-	dir := filepath.Join(h.set.scandir, st.Name)
-	if err := h.asUser(func() error { return os.RemoveAll(dir) }); err != nil {
-		return control.Errorf(control.CodeFailed, "remove %s: %v", dir, err)
+	h.dyn.leave(st.Name)
+	h.group.Remove(st.Name, true)
+	done := make(chan *control.Response, 1)
+	go func() { done <- h.removeWhenGone(s, c.Root) }()
+	wait, _ := req.Timeout()
+	if wait == 0 {
+		return control.OK()
 	}
-	if resp := h.waitMember(ctx, st.Name, false); resp != nil {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case resp := <-done:
 		return resp
+	case <-t.C:
+		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to stop (it is %s); its dir is removed once it has",
+			wait, st.Name, s.Status().State)
+	case <-ctx.Done():
+		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, ctx.Err())
+	}
+}
+
+// removeWhenGone removes the dir of a service being unregistered once its
+// process is gone.
+func (h *hinit) removeWhenGone(s *supervise.Service, root bool) *control.Response {
+	<-s.Done()
+	dir := filepath.Join(h.set.scandir, s.Name())
+	err := h.removeSlot(dir, root)
+	h.dyn.left(s.Name(), err)
+	if err != nil {
+		h.log.Error("unregister: service dir not removed", "svc", s.Name(), "err", err)
+		return control.Errorf(control.CodeFailed, "unregister %s: %v", s.Name(), err)
 	}
 	return control.OK()
 }
 
+// removeSlot removes a scandir dir with the rights of whoever may: root's
+// for a dir root owns when root asked, the image user's otherwise (a
+// scandir write never yields root). os.RemoveAll never follows a symlink:
+// a link in place of the dir is removed, not what it points to.
+func (h *hinit) removeSlot(dir string, root bool) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	remove := func() error { return os.RemoveAll(dir) }
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 && root {
+		err = remove()
+	} else {
+		err = h.asUser(remove)
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
+}
+
 // waitMember waits until the scandir watcher has added (or removed) name.
 func (h *hinit) waitMember(ctx context.Context, name string, present bool) *control.Response {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
 	defer cancel()
 	for {
 		changed := h.group.Watch()
