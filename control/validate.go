@@ -28,11 +28,6 @@ func invalidf(format string, a ...any) error {
 	return invalidError(fmt.Sprintf(format, a...))
 }
 
-// ValidName reports whether name may name a service (SPEC §3).
-func ValidName(name string) bool {
-	return svcname.Valid(name)
-}
-
 // Validate checks what can be checked without the supervisor: version,
 // verb, and the shape of the fields the verb uses. The server answers a
 // request that fails it with CodeUsage, so handlers can rely on it.
@@ -40,9 +35,12 @@ func (r *Request) Validate() error {
 	if r.V != Version {
 		return invalidf("protocol version %d, this hinit speaks %d: use the hsvc that came with this image", r.V, Version)
 	}
-	check, ok := verbChecks[r.Verb]
+	verb, ok := LookupVerb(r.Verb)
 	if !ok {
 		return invalidf("unknown verb %q", r.Verb)
+	}
+	if err := verb.checkNames(r); err != nil {
+		return err
 	}
 	for _, n := range r.Names {
 		if err := svcname.Check(n); err != nil {
@@ -52,7 +50,10 @@ func (r *Request) Validate() error {
 	if _, err := r.Timeout(); err != nil {
 		return err
 	}
-	return check(r)
+	if verb.Options == nil {
+		return nil
+	}
+	return verb.Options(r)
 }
 
 // Timeout is the request's wait as a duration (0 when empty); see the
@@ -68,45 +69,7 @@ func (r *Request) Timeout() (time.Duration, error) {
 	return d, nil
 }
 
-// verbChecks holds the per-verb checks of Validate.
-var verbChecks = map[string]func(*Request) error{
-	VerbStatus:     func(*Request) error { return nil },
-	VerbStart:      namesOrAll,
-	VerbStop:       namesOrAll,
-	VerbRestart:    namesOrAll,
-	VerbSignal:     checkSignal,
-	VerbRegister:   checkRegister,
-	VerbUnregister: oneName,
-	VerbList:       func(*Request) error { return nil },
-	VerbWait:       checkWait,
-	VerbCheck:      func(*Request) error { return nil },
-	VerbShutdown:   checkShutdown,
-}
-
-func namesOrAll(r *Request) error {
-	switch {
-	case r.All && len(r.Names) > 0:
-		return invalidf("%s: give service names or all, not both", r.Verb)
-	case !r.All && len(r.Names) == 0:
-		return invalidf("%s: no service named: give names or all", r.Verb)
-	}
-	return nil
-}
-
-func oneName(r *Request) error {
-	if r.All {
-		return invalidf("%s takes exactly one service name, not all", r.Verb)
-	}
-	if len(r.Names) != 1 {
-		return invalidf("%s takes exactly one service name, got %d", r.Verb, len(r.Names))
-	}
-	return nil
-}
-
 func checkSignal(r *Request) error {
-	if err := oneName(r); err != nil {
-		return err
-	}
 	_, err := ParseSignal(r.Signal)
 	return err
 }
@@ -124,9 +87,6 @@ func checkRegister(r *Request) error {
 }
 
 func checkWait(r *Request) error {
-	if err := oneName(r); err != nil {
-		return err
-	}
 	switch r.Until {
 	case UntilUp, UntilReady, UntilDown:
 		return nil

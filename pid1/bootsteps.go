@@ -12,7 +12,6 @@ import (
 
 	"hinit/config"
 	"hinit/contenvd"
-	"hinit/reconcile"
 	"hinit/supervise"
 )
 
@@ -167,39 +166,4 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 			return 128 + int(s), fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
 		}
 	}
-}
-
-// reconcileGateways publishes a scandir slot per hermes profile from what
-// gateway_state.json says (SPEC §5), with the image user's rights only; env
-// is the container environment after the boot hooks.
-func (h *hinit) reconcileGateways(env map[string]string) {
-	rc := h.set.cfg.Reconcile
-	if rc == nil {
-		return
-	}
-	if h.set.scandir == "" {
-		h.log.Error("reconcile skipped: no writable scandir")
-		return
-	}
-	opts := reconcile.Options{Home: config.Expand(rc.Home, env), Scandir: h.set.scandir, Template: rc.Template,
-		Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Logger: h.log}
-	var actions []reconcile.Action
-	err := h.asUser(func() error {
-		var err error
-		actions, err = reconcile.Run(opts)
-		return err
-	})
-	if err != nil {
-		h.log.Error(fmt.Sprintf("reconcile: %v; gateways are not brought back", err))
-	}
-	started := 0
-	for _, a := range actions {
-		if a.Start {
-			started++
-		}
-		if a.Warning != "" {
-			h.log.Warn("reconcile: "+a.Warning, "profile", a.Profile)
-		}
-	}
-	h.log.Info(fmt.Sprintf("reconcile: %d profiles, %d gateways to start", len(actions), started), "home", opts.Home)
 }

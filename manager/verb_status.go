@@ -1,6 +1,7 @@
-package pid1
+package manager
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -9,32 +10,36 @@ import (
 	"hinit/supervise"
 )
 
-func (h *hinit) status(names []string) *control.Response {
+// status lists every service, then the scandir dirs that are not
+// services; or the services and dirs named.
+func (m *Manager) status(_ context.Context, _ control.Caller, req *control.Request) *control.Response {
 	resp := control.OK()
-	if len(names) == 0 {
-		for _, s := range h.group.List() {
+	if len(req.Names) == 0 {
+		for _, s := range m.group.List() {
 			resp.Services = append(resp.Services, toControl(s.Status()))
 		}
-		for _, st := range h.dyn.noted() {
+		for _, st := range m.dyn.noted() {
 			resp.Services = append(resp.Services, toControl(st))
 		}
 		return resp
 	}
-	for _, name := range names {
-		s := h.group.Get(name)
-		if s == nil {
-			return control.Errorf(control.CodeNoService, "no such service: %s (hsvc list shows the services)", name)
+	for _, name := range req.Names {
+		if s := m.group.Get(name); s != nil {
+			resp.Services = append(resp.Services, toControl(s.Status()))
+		} else if st, ok := m.dyn.notedOne(name); ok {
+			resp.Services = append(resp.Services, toControl(st))
+		} else {
+			return m.noService(name)
 		}
-		resp.Services = append(resp.Services, toControl(s.Status()))
 	}
 	return resp
 }
 
-func (h *hinit) list(prefix string) *control.Response {
+func (m *Manager) list(_ context.Context, _ control.Caller, req *control.Request) *control.Response {
 	resp := control.OK()
 	resp.Names = []string{}
-	for _, s := range h.group.List() {
-		if strings.HasPrefix(s.Name(), prefix) {
+	for _, s := range m.group.List() {
+		if strings.HasPrefix(s.Name(), req.Prefix) {
 			resp.Names = append(resp.Names, s.Name())
 		}
 	}
@@ -43,11 +48,11 @@ func (h *hinit) list(prefix string) *control.Response {
 }
 
 // check is the health probe: hinit answers and no essential service failed.
-func (h *hinit) check() *control.Response {
-	if h.stopping.Load() {
+func (m *Manager) check(context.Context, control.Caller, *control.Request) *control.Response {
+	if m.stopping.Load() {
 		return control.Errorf(control.CodeFailed, "the container is shutting down")
 	}
-	for _, s := range h.group.List() {
+	for _, s := range m.group.List() {
 		if st := s.Status(); st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited) {
 			return control.Errorf(control.CodeFailed, "essential service %s is %s: %s", st.Name, st.State, st.Reason)
 		}
@@ -55,7 +60,7 @@ func (h *hinit) check() *control.Response {
 	return control.OK()
 }
 
-func (h *hinit) shutdownRequest(c control.Caller, req *control.Request) *control.Response {
+func (m *Manager) shutdownRequest(_ context.Context, c control.Caller, req *control.Request) *control.Response {
 	if !c.May(control.VerbShutdown, false) {
 		return control.Errorf(control.CodePermission, "permission denied: only root may shut the container down")
 	}
@@ -63,15 +68,12 @@ func (h *hinit) shutdownRequest(c control.Caller, req *control.Request) *control
 	if req.ExitCode != nil {
 		code = *req.ExitCode
 	}
-	select {
-	case h.stopRequest <- code:
-	default: // a shutdown is already on its way
-	}
+	m.shutdown(code)
 	return control.OK()
 }
 
-func (h *hinit) signal(s *supervise.Service, name string) *control.Response {
-	sig, err := control.ParseSignal(name)
+func (m *Manager) signal(_ context.Context, _ control.Caller, s *supervise.Service, req *control.Request) *control.Response {
+	sig, err := control.ParseSignal(req.Signal)
 	if err != nil {
 		return control.Errorf(control.CodeUsage, "%v", err)
 	}

@@ -1,4 +1,4 @@
-package pid1
+package manager
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"hinit/config"
 	"hinit/scandir"
@@ -19,27 +18,31 @@ import (
 // applies the events in order; notes holds what status must show about dirs
 // that are not running: refused over services_max, or broken.
 type dynamic struct {
-	h *hinit
+	m *Manager
 
 	mu      sync.Mutex
 	notes   map[string]string   // name -> why the dir is not a service, guarded by mu
 	leaving map[string]struct{} // names unregistered whose dir is not removed yet, guarded by mu
 }
 
-// startDynamic watches the scandir and returns a channel closed once the
-// dirs present at boot are registered (SPEC §2 step 6: before main).
-func (h *hinit) startDynamic(ctx context.Context) <-chan struct{} {
+func newDynamic(m *Manager) *dynamic {
+	return &dynamic{m: m, notes: make(map[string]string), leaving: make(map[string]struct{})}
+}
+
+// WatchScandir watches the scandir until ctx ends and returns a channel
+// closed once the dirs present at the start are registered (SPEC §2 step
+// 6: before main).
+func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 	synced := make(chan struct{})
-	h.dyn = &dynamic{h: h, notes: make(map[string]string), leaving: make(map[string]struct{})}
-	if h.set.scandir == "" {
+	if m.scandir == "" {
 		close(synced)
 		return synced
 	}
 	events := make(chan scandir.Event, 64)
-	w := scandir.New(h.set.scandir, h.set.cfg.ServicesMax, h.log)
+	w := scandir.New(m.scandir, m.cfg.ServicesMax, m.log)
 	go func() {
 		if err := w.Run(ctx, events); err != nil {
-			h.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
+			m.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
 		}
 	}()
 	go func() {
@@ -53,7 +56,7 @@ func (h *hinit) startDynamic(ctx context.Context) <-chan struct{} {
 					once()
 					continue
 				}
-				h.dyn.apply(ev)
+				m.dyn.apply(ev)
 			}
 		}
 	}()
@@ -65,11 +68,11 @@ func (d *dynamic) apply(ev scandir.Event) {
 	if d.isLeaving(ev.Name) {
 		return // unregistered: its dir goes once the process is gone
 	}
-	g := d.h.group
+	g := d.m.group
 	existing := g.Get(ev.Name)
 	if existing != nil && existing.Status().Source == "static" {
 		d.note(ev.Name, fmt.Sprintf("refused: %q is a static service of hinit.yaml", ev.Name))
-		d.h.log.Warn("scandir dir ignored: the name belongs to a static service", "svc", ev.Name)
+		d.m.log.Warn("scandir dir ignored: the name belongs to a static service", "svc", ev.Name)
 		return
 	}
 	switch {
@@ -77,17 +80,17 @@ func (d *dynamic) apply(ev scandir.Event) {
 		if existing != nil {
 			g.Remove(ev.Name, true)
 		}
-		d.note(ev.Name, fmt.Sprintf("refused: more than %d services (services_max)", d.h.set.cfg.ServicesMax))
+		d.note(ev.Name, fmt.Sprintf("refused: more than %d services (services_max)", d.m.cfg.ServicesMax))
 	case ev.Entry == nil:
 		d.note(ev.Name, "")
 		if existing != nil {
-			d.h.log.Info("service dir removed: stopping", "svc", ev.Name)
+			d.m.log.Info("service dir removed: stopping", "svc", ev.Name)
 			g.Remove(ev.Name, true)
 		}
 	default:
 		def, err := d.define(ev.Entry)
 		if err != nil {
-			d.h.log.Error(err.Error(), "svc", ev.Name)
+			d.m.log.Error(err.Error(), "svc", ev.Name)
 			d.note(ev.Name, err.Error())
 			return // a running service keeps its last good definition
 		}
@@ -97,7 +100,7 @@ func (d *dynamic) apply(ev scandir.Event) {
 			return
 		}
 		if _, err := g.Add(def, !ev.Entry.Down); err != nil && !errors.Is(err, supervise.ErrClosed) {
-			d.h.log.Error("cannot add service", "svc", ev.Name, "err", err)
+			d.m.log.Error("cannot add service", "svc", ev.Name, "err", err)
 		}
 	}
 }
@@ -119,7 +122,7 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 		return nil, err
 	}
 	if ref != nil {
-		if def, err = d.h.set.cfg.Render(*ref); err != nil {
+		if def, err = d.m.cfg.Render(*ref); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 	}
@@ -165,15 +168,39 @@ func (d *dynamic) isLeaving(name string) bool {
 	return ok
 }
 
+// why is what status shows about the dir name that is not a service, or "".
+func (d *dynamic) why(name string) string {
+	st, ok := d.notedOne(name)
+	if !ok {
+		return ""
+	}
+	return st.Reason
+}
+
+// notedOne is the status of the dir name when it is not a service.
+func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
+	d.mu.Lock()
+	why, ok := d.notes[name]
+	d.mu.Unlock()
+	if !ok || d.m.group.Get(name) != nil {
+		return supervise.Status{}, false
+	}
+	return notedStatus(name, why), true
+}
+
+// notedStatus shows a dir that is not a service as a service down.
+func notedStatus(name, why string) supervise.Status {
+	return supervise.Status{Name: name, State: supervise.StateDown, Want: "down", Reason: why, Source: "scandir"}
+}
+
 // noted lists the dirs that are not services, as statuses.
 func (d *dynamic) noted() []supervise.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []supervise.Status
 	for name, why := range d.notes {
-		if d.h.group.Get(name) == nil {
-			out = append(out, supervise.Status{Name: name, State: supervise.StateDown, Want: "down",
-				Reason: why, Source: "scandir", Since: time.Time{}})
+		if d.m.group.Get(name) == nil {
+			out = append(out, notedStatus(name, why))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -1,4 +1,4 @@
-package pid1
+package manager
 
 import (
 	"context"
@@ -18,24 +18,24 @@ import (
 // register publishes a template instance into the scandir as the image's
 // user, the same way the boot reconcile does, and waits until hinit
 // supervises it.
-func (h *hinit) register(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
-	if h.set.scandir == "" {
+func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.Request) *control.Response {
+	if m.scandir == "" {
 		return control.Errorf(control.CodeFailed, "dynamic services are off (no writable scandir); see hinit's log")
 	}
-	if _, ok := h.set.cfg.Templates[req.Template]; !ok {
-		return control.Errorf(control.CodeUsage, "no template %q in %s", req.Template, or(h.set.cfg.File, DefaultConfig))
+	if _, ok := m.cfg.Templates[req.Template]; !ok {
+		return control.Errorf(control.CodeUsage, "no template %q in %s", req.Template, m.configName())
 	}
 	name := req.Template + "-" + req.Instance
-	if h.group.Get(name) != nil {
+	if m.group.Get(name) != nil {
 		return control.Errorf(control.CodeFailed, "%s is already registered", name)
 	}
-	err := h.asUser(func() error {
-		return reconcile.Publish(h.set.scandir, req.Template, req.Instance, req.Down, req.Env)
+	err := m.asUser(func() error {
+		return reconcile.Publish(m.scandir, req.Template, req.Instance, req.Down, req.Env)
 	})
 	if err != nil {
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}
-	if resp := h.waitMember(ctx, name, true); resp != nil {
+	if resp := m.waitMember(ctx, name, true); resp != nil {
 		return resp
 	}
 	resp := control.OK()
@@ -48,19 +48,19 @@ func (h *hinit) register(ctx context.Context, c control.Caller, req *control.Req
 // at its stop timeout included). Without a wait it answers as soon as the
 // stop is asked for; with one it answers when the dir is gone or the wait
 // runs out, the removal going on either way.
-func (h *hinit) unregister(ctx context.Context, c control.Caller, s *supervise.Service, req *control.Request) *control.Response {
+func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise.Service, req *control.Request) *control.Response {
 	st := s.Status()
 	if st.Source == "static" {
 		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
 	}
-	h.recordDesired(s, control.VerbStop)
+	m.recordDesired(s, control.VerbStop)
 	if err := s.Stop(true); err != nil {
 		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, err)
 	}
-	h.dyn.leave(st.Name)
-	h.group.Remove(st.Name, true)
+	m.dyn.leave(st.Name)
+	m.group.Remove(st.Name, true)
 	done := make(chan *control.Response, 1)
-	go func() { done <- h.removeWhenGone(s, c.Root) }()
+	go func() { done <- m.removeWhenGone(s, c.Root) }()
 	wait, _ := req.Timeout()
 	if wait == 0 {
 		return control.OK()
@@ -80,13 +80,13 @@ func (h *hinit) unregister(ctx context.Context, c control.Caller, s *supervise.S
 
 // removeWhenGone removes the dir of a service being unregistered once its
 // process is gone.
-func (h *hinit) removeWhenGone(s *supervise.Service, root bool) *control.Response {
+func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Response {
 	<-s.Done()
-	dir := filepath.Join(h.set.scandir, s.Name())
-	err := h.removeSlot(dir, root)
-	h.dyn.left(s.Name(), err)
+	dir := filepath.Join(m.scandir, s.Name())
+	err := m.removeSlot(dir, root)
+	m.dyn.left(s.Name(), err)
 	if err != nil {
-		h.log.Error("unregister: service dir not removed", "svc", s.Name(), "err", err)
+		m.log.Error("unregister: service dir not removed", "svc", s.Name(), "err", err)
 		return control.Errorf(control.CodeFailed, "unregister %s: %v", s.Name(), err)
 	}
 	return control.OK()
@@ -96,7 +96,7 @@ func (h *hinit) removeWhenGone(s *supervise.Service, root bool) *control.Respons
 // for a dir root owns when root asked, the image user's otherwise (a
 // scandir write never yields root). os.RemoveAll never follows a symlink:
 // a link in place of the dir is removed, not what it points to.
-func (h *hinit) removeSlot(dir string, root bool) error {
+func (m *Manager) removeSlot(dir string, root bool) error {
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -108,7 +108,7 @@ func (h *hinit) removeSlot(dir string, root bool) error {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 && root {
 		err = remove()
 	} else {
-		err = h.asUser(remove)
+		err = m.asUser(remove)
 	}
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
@@ -117,12 +117,12 @@ func (h *hinit) removeSlot(dir string, root bool) error {
 }
 
 // waitMember waits until the scandir watcher has added (or removed) name.
-func (h *hinit) waitMember(ctx context.Context, name string, present bool) *control.Response {
+func (m *Manager) waitMember(ctx context.Context, name string, present bool) *control.Response {
 	ctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
 	defer cancel()
 	for {
-		changed := h.group.Watch()
-		if (h.group.Get(name) != nil) == present {
+		changed := m.group.Watch()
+		if (m.group.Get(name) != nil) == present {
 			return nil
 		}
 		select {
