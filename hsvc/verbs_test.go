@@ -66,7 +66,7 @@ func TestExitCodes(t *testing.T) {
 		{"start bad wait", []string{"start", "main", "--wait=soon"}, 2, "", `invalid value "soon" for flag -wait: "soon" is not a duration`},
 		{"start wait with space", []string{"start", "main", "--wait", "30s"}, 0, "", ""},
 		{"start unknown", []string{"start", "nope"}, 3, "", "no such service"},
-				{"restart", []string{"restart", "main", "dashboard"}, 0, "", ""},
+		{"restart", []string{"restart", "main", "dashboard"}, 0, "", ""},
 
 		{"signal", []string{"signal", "HUP", "catcher"}, 0, "", ""},
 		{"signal number", []string{"signal", "10", "catcher"}, 0, "", ""},
