@@ -2,43 +2,9 @@ package config
 
 import (
 	"errors"
-	"strings"
 	"syscall"
 	"testing"
 )
-
-func TestValidName(t *testing.T) {
-	tests := []struct {
-		name           string
-		valid, profile bool
-	}{
-		{"gateway-coder", true, true},
-		{"a", true, true},
-		{"0", true, true},
-		{"web.v2", true, false},
-		{"my_profile", true, true},
-		{strings.Repeat("a", 251), true, true},
-		{strings.Repeat("a", 252), false, false},
-		{"", false, false},
-		{".", false, false},
-		{"..", false, false},
-		{".hidden", false, false},
-		{"-x", false, false},
-		{"_x", false, false},
-		{"Web", false, false},
-		{"a/b", false, false},
-		{"a b", false, false},
-		{"é", false, false},
-	}
-	for _, tt := range tests {
-		if got := ValidName(tt.name); got != tt.valid {
-			t.Errorf("ValidName(%q) = %v, want %v", tt.name, got, tt.valid)
-		}
-		if got := ValidProfile(tt.name); got != tt.profile {
-			t.Errorf("ValidProfile(%q) = %v, want %v", tt.name, got, tt.profile)
-		}
-	}
-}
 
 func TestSignalByName(t *testing.T) {
 	tests := []struct {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"hinit/svcname"
 )
 
 // DefaultServicesMax is the most dynamic services the scandir holds unless
@@ -126,8 +128,8 @@ func (d *decoder) services(n *yaml.Node, path string) []*Service {
 	var out []*Service
 	for _, e := range d.entries(n, path) {
 		p := join(path, e.key)
-		if !ValidName(e.key) {
-			d.at(e.k, p, "%s is not a valid service name (expected %s)", quote(e.key), nameRule)
+		if err := svcname.Check(e.key); err != nil {
+			d.at(e.k, p, "%v", err)
 			continue
 		}
 		s := newService(e.key, "static", d.file, e.k.Line)

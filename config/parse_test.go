@@ -315,7 +315,7 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 `,
 		want: []string{
 			`hinit.yaml:2: templates.Gateway: "Gateway" is not a valid template name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`,
-			`hinit.yaml:6: templates.gateway.overrides.my.profile: "my.profile" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$, at most 251 bytes with the "<template>-" prefix)`,
+			`hinit.yaml:6: templates.gateway.overrides.my.profile: "my.profile" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`,
 		},
 	},
 	{

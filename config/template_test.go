@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"hinit/svcname"
 	"reflect"
 	"strings"
 	"testing"
@@ -120,7 +121,7 @@ func TestRenderErrors(t *testing.T) {
 		{"dot in instance", Ref{Template: "worker", Instance: "a.b"}, ErrInvalidInstance},
 		{"path in instance", Ref{Template: "worker", Instance: "../x"}, ErrInvalidInstance},
 		{"uppercase instance", Ref{Template: "worker", Instance: "Coder"}, ErrInvalidInstance},
-		{"too long with prefix", Ref{Template: "worker", Instance: strings.Repeat("a", 251-len("worker-")+1)}, ErrInvalidInstance},
+		{"too long", Ref{Template: "worker", Instance: strings.Repeat("a", svcname.MaxProfileLen+1)}, ErrInvalidInstance},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,7 +131,7 @@ func TestRenderErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := c.Render(Ref{Template: "worker", Instance: strings.Repeat("a", 251-len("worker-"))}); err != nil {
+	if _, err := c.Render(Ref{Template: "worker", Instance: strings.Repeat("a", svcname.MaxProfileLen)}); err != nil {
 		t.Errorf("longest instance: %v", err)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"hinit/config"
+	"hinit/svcname"
 
 	"golang.org/x/sys/unix"
 )
@@ -94,10 +94,9 @@ func badName(name, template string) string {
 	switch {
 	case name == DefaultProfile:
 		return "\"default\" is reserved for $HERMES_HOME itself"
-	case !config.ValidProfile(name):
-		return "invalid name (expected ^[a-z0-9][a-z0-9_-]*$)"
-	case len(template)+1+len(name) > config.MaxNameLen:
-		return fmt.Sprintf("name too long (%s-<name> is at most %d bytes)", template, config.MaxNameLen)
+	}
+	if err := svcname.CheckInstance(template, name); err != nil {
+		return err.Error()
 	}
 	return ""
 }

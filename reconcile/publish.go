@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"hinit/config"
+	"hinit/svcname"
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
@@ -53,11 +53,8 @@ func Publish(scandir, template, instance string, down bool, env map[string]strin
 
 // checkRef refuses what config would refuse when the slot is read back.
 func checkRef(template, instance string, env map[string]string) error {
-	if !config.ValidName(template) {
-		return fmt.Errorf("%w: template %q", ErrInvalid, template)
-	}
-	if !config.ValidProfile(instance) || len(template)+1+len(instance) > config.MaxNameLen {
-		return fmt.Errorf("%w: instance %q", ErrInvalid, instance)
+	if err := svcname.CheckInstance(template, instance); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for k, v := range env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"hinit/config"
 	"hinit/gwstate"
+	"hinit/svcname"
 )
 
 // Run reconciles every gateway slot with the desired state its profile
@@ -92,8 +92,8 @@ func (o Options) withDefaults() (Options, error) {
 	if !filepath.IsAbs(o.Home) || !filepath.IsAbs(o.Scandir) {
 		return o, fmt.Errorf("reconcile: home %q and scandir %q must be absolute paths", o.Home, o.Scandir)
 	}
-	if !config.ValidName(o.Template) {
-		return o, fmt.Errorf("reconcile: template %q: %w", o.Template, ErrInvalid)
+	if err := svcname.CheckTemplate(o.Template); err != nil {
+		return o, fmt.Errorf("reconcile: %w: %w", ErrInvalid, err)
 	}
 	if home, err := filepath.EvalSymlinks(o.Home); err == nil {
 		o.Home = home

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"hinit/svcname"
+
 	"errors"
 	"io/fs"
 	"os"
@@ -24,8 +26,8 @@ func TestRun(t *testing.T) {
 	broken := w.profile(t, "broken", `{"gateway_state":`)
 	w.profile(t, "default", `{"gateway_state":"running"}`)
 	w.profile(t, "Bad.Name", `{"gateway_state":"running"}`)
-	w.profile(t, strings.Repeat("x", 251-len("gateway-")+1), `{"gateway_state":"running"}`)
-	longest := strings.Repeat("y", 251-len("gateway-"))
+	w.profile(t, strings.Repeat("x", svcname.MaxProfileLen+1), `{"gateway_state":"running"}`)
+	longest := strings.Repeat("y", svcname.MaxProfileLen) // as long as hermes allows
 	w.profile(t, longest, `{"gateway_state":"running"}`)
 	mkdir(t, filepath.Join(w.home, "profiles", "nosoul"))
 	writeFile(t, filepath.Join(w.home, "profiles", "file"), "")

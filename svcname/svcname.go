@@ -9,6 +9,8 @@ package svcname
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Length limits, one per kind of name.
@@ -37,7 +39,21 @@ type nameError struct {
 }
 
 func (e *nameError) Error() string {
-	return fmt.Sprintf("%q is not a valid %s name (expected %s)", e.name, e.kind, e.rule)
+	return fmt.Sprintf("%s is not a valid %s name (expected %s)", Quote(e.name), e.kind, e.rule)
+}
+
+// Quote quotes a name for a message, cut to its first 64 bytes: a name
+// too long to be valid must not make the message as long.
+func Quote(s string) string {
+	const max = 64
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return strconv.Quote(s)
 }
 
 func (e *nameError) Is(target error) bool { return target == ErrInvalid }
@@ -69,10 +85,15 @@ func CheckInstance(template, instance string) error {
 	if err := CheckTemplate(template); err != nil {
 		return err
 	}
-	if !ValidProfile(instance) {
-		return &nameError{"instance", instance, ProfileRule}
+	if err := CheckInstanceName(instance); err != nil {
+		return err
 	}
 	return Check(Join(template, instance))
+}
+
+// CheckInstanceName checks an instance name alone: a profile name.
+func CheckInstanceName(instance string) error {
+	return check("instance", instance, ValidProfile(instance), ProfileRule)
 }
 
 // Join is the service name of a template's instance: <template>-<instance>.

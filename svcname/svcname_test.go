@@ -46,8 +46,8 @@ func TestCheck(t *testing.T) {
 		{"gateway", "coder", ""},
 		{"gateway", "a.b", `"a.b" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`},
 		{"Gateway", "coder", `"Gateway" is not a valid template name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`},
-		{strings.Repeat("t", 200), strings.Repeat("i", 60), `"` + strings.Repeat("t", 200) + "-" + strings.Repeat("i", 60) +
-			`" is not a valid service name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`},
+		{strings.Repeat("t", 200), strings.Repeat("i", 60), `"` + strings.Repeat("t", 64) +
+			`..." is not a valid service name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`},
 	}
 	for _, tt := range tests {
 		err := CheckInstance(tt.template, tt.instance)
