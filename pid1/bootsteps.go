@@ -12,7 +12,7 @@ import (
 
 	"hinit/config"
 	"hinit/contenvd"
-	"hinit/supervise"
+	"hinit/launch"
 )
 
 // writeEnvDir writes the boot environment to $HINIT_RUNTIME_DIR/env (SPEC
@@ -24,7 +24,7 @@ func (h *hinit) writeEnvDir() {
 	}
 	dir := filepath.Join(h.set.runtimeDir, "env")
 	env := h.bootEnviron()
-	wrote, err := contenvd.Write(dir, supervise.EnvList(env), h.userGID(), h.log)
+	wrote, err := contenvd.Write(dir, launch.EnvList(env), h.userGID(), h.log)
 	if err != nil {
 		h.log.Error(fmt.Sprintf("environment dir: %v; services get hinit's own environment", err))
 		return
@@ -121,12 +121,6 @@ var errInterrupted = errors.New("interrupted")
 // way and ends the boot with 128+N: a container must answer docker stop
 // even before main runs. Other signals have no main to go to yet.
 func (h *hinit) runHook(hook config.Hook) (int, error) {
-	env := h.containerEnv()
-	argv := hook.Command
-	path, err := supervise.LookPath(argv[0], env)
-	if err != nil {
-		return supervise.ExecFailureCode(err), err
-	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return 1, err
@@ -140,11 +134,15 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	if h.ttyLog != nil {
 		errOut = out
 	}
-	attr := &syscall.ProcAttr{Env: supervise.EnvList(env), Files: []uintptr{devnull.Fd(), out, errOut},
-		Sys: &syscall.SysProcAttr{Setpgid: true}}
-	pid, done, err := h.reaper.Start(path, argv, attr)
+	prog := launch.Program{Argv: hook.Command, Env: h.containerEnv(), Files: []uintptr{devnull.Fd(), out, errOut},
+		Session: launch.NewGroup}
+	cmd, err := prog.Build()
 	if err != nil {
-		return supervise.ExecFailureCode(err), fmt.Errorf("exec %s: %w", argv[0], err)
+		return launch.ExitCode(err), err
+	}
+	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr)
+	if err != nil {
+		return launch.ExitCode(err), fmt.Errorf("exec %s: %w", hook.Command[0], err)
 	}
 	timer := time.NewTimer(hook.Timeout)
 	defer timer.Stop()

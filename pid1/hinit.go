@@ -23,9 +23,9 @@ import (
 
 	"hinit/account"
 	"hinit/config"
+	"hinit/launch"
 	"hinit/manager"
 	"hinit/reaper"
-	"hinit/supervise"
 )
 
 // forwarded are the signals hinit passes on to main (SPEC §2). SIGWINCH is
@@ -128,7 +128,7 @@ func boot(args []string) int {
 	}
 	if h.main, err = h.startMain(argv, env); err != nil {
 		h.log.Error(fmt.Sprintf("main: %v", err))
-		return h.finish(supervise.ExecFailureCode(err))
+		return h.finish(launch.ExitCode(err))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
 	// Booting many services leaves garbage behind (environments, expanded
