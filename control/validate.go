@@ -3,17 +3,14 @@ package control
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"hinit/signame"
 	"hinit/svcname"
 )
 
-// ErrInvalid matches (errors.Is) every error of Validate and ParseSignal:
+// ErrInvalid matches (errors.Is) every error of Validate:
 // the request is malformed, and retrying it unchanged cannot help.
 var ErrInvalid = errors.New("invalid request")
 
@@ -70,8 +67,10 @@ func (r *Request) Timeout() (time.Duration, error) {
 }
 
 func checkSignal(r *Request) error {
-	_, err := ParseSignal(r.Signal)
-	return err
+	if _, err := signame.Parse(r.Signal); err != nil {
+		return invalidf("%v", err)
+	}
+	return nil
 }
 
 func checkRegister(r *Request) error {
@@ -99,35 +98,4 @@ func checkShutdown(r *Request) error {
 		return invalidf("shutdown: exit code %d is not in 0..255", *r.ExitCode)
 	}
 	return nil
-}
-
-// ParseSignal reads a signal as an operator writes it: TERM, SIGTERM, term
-// or 15. Both hsvc (for a usage error before any request) and the server
-// use it, so they agree on what a signal name is.
-func ParseSignal(s string) (syscall.Signal, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		named := n > 0 && unix.SignalName(syscall.Signal(n)) != ""
-		realtime := n >= 34 && n <= 64 // SIGRTMIN..SIGRTMAX as glibc numbers them
-		if named || realtime {
-			return syscall.Signal(n), nil
-		}
-		return 0, invalidf("unknown signal %s", s)
-	}
-	name := strings.ToUpper(s)
-	if !strings.HasPrefix(name, "SIG") {
-		name = "SIG" + name
-	}
-	if sig := unix.SignalNum(name); sig != 0 {
-		return sig, nil
-	}
-	return 0, invalidf("unknown signal %q: use a name like TERM, HUP, USR1 or a number", s)
-}
-
-// SignalName is the name of sig without "SIG" (TERM), as Exit.Signal
-// carries it; a number for signals without a name (real-time ones).
-func SignalName(sig syscall.Signal) string {
-	if n := unix.SignalName(sig); n != "" {
-		return strings.TrimPrefix(n, "SIG")
-	}
-	return strconv.Itoa(int(sig))
 }

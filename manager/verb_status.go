@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"hinit/control"
+	"hinit/signame"
 	"hinit/supervise"
 )
 
@@ -73,7 +74,7 @@ func (m *Manager) shutdownRequest(_ context.Context, c control.Caller, req *cont
 }
 
 func (m *Manager) signal(_ context.Context, _ control.Caller, s *supervise.Service, req *control.Request) *control.Response {
-	sig, err := control.ParseSignal(req.Signal)
+	sig, err := signame.Parse(req.Signal)
 	if err != nil {
 		return control.Errorf(control.CodeUsage, "%v", err)
 	}

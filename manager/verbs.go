@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"hinit/control"
+	"hinit/signame"
 	"hinit/supervise"
 )
 
@@ -96,7 +97,7 @@ func toControl(st supervise.Status) control.Status {
 		out.LastExit = &control.Exit{Code: e.Code, At: e.At}
 		if e.Signal != 0 {
 			out.LastExit.Code = 128 + int(e.Signal)
-			out.LastExit.Signal = control.SignalName(e.Signal)
+			out.LastExit.Signal = signame.Name(e.Signal)
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 
 	"hinit/config"
 	"hinit/reaper"
+	"hinit/signame"
 	"hinit/svclog"
 )
 
@@ -163,7 +164,7 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	if requested {
 		r.writeMarker()
 	}
-	sig, _ := config.SignalByName(r.proc.def.Stop.Signal)
+	sig, _ := signame.Parse(r.proc.def.Stop.Signal)
 	if sig == 0 {
 		sig = syscall.SIGTERM
 	}
