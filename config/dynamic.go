@@ -35,7 +35,7 @@ func ParseService(file string, data []byte, name string) (*Service, *Ref, error)
 	case hasKey(root, "template"):
 		ref = d.ref(root, name)
 	default:
-		s = newService(name, "scandir", file, root.Line)
+		s = newService(name, SourceScandir, file, root.Line)
 		d.service(s, root, root, "", fromScandir, serviceKeys)
 	}
 	if err := d.err(); err != nil {
@@ -71,7 +71,7 @@ func (d *decoder) ref(n *yaml.Node, name string) *Ref {
 	case svcname.Valid(r.Template) && svcname.CheckInstance(r.Template, r.Instance) != nil:
 		d.at(instance, "instance", "%v", svcname.CheckInstance(r.Template, r.Instance))
 	}
-	if full := r.Template + "-" + r.Instance; name != "" && r.Template != "" && r.Instance != "" && full != name {
+	if full := svcname.Join(r.Template, r.Instance); name != "" && r.Template != "" && r.Instance != "" && full != name {
 		d.at(n, "", "template reference renders %s, which does not match its directory name %s", quote(full), quote(name))
 	}
 	return r

@@ -132,7 +132,7 @@ func (d *decoder) services(n *yaml.Node, path string) []*Service {
 			d.at(e.k, p, "%v", err)
 			continue
 		}
-		s := newService(e.key, "static", d.file, e.k.Line)
+		s := newService(e.key, SourceStatic, d.file, e.k.Line)
 		d.service(s, e.v, e.k, p, fromStatic, staticKeys)
 		out = append(out, s)
 	}

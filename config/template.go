@@ -32,7 +32,7 @@ func (d *decoder) templates(n *yaml.Node, path string) map[string]*Template {
 // that body, so that Render has nothing left to decode.
 func (d *decoder) template(e entry, path string) *Template {
 	t := &Template{Name: e.key, File: d.file, Line: e.k.Line}
-	body := newService("", "template:"+e.key, d.file, e.k.Line)
+	body := newService("", TemplateSource(e.key), d.file, e.k.Line)
 	var overrides *entry
 	entries := d.entries(e.v, path)
 	for i, f := range entries {
@@ -90,8 +90,8 @@ func (c *Config) Render(ref Ref) (*Service, error) {
 	}
 	s := src.clone()
 	s.mapStrings(func(v string) string { return strings.ReplaceAll(v, instanceVar, ref.Instance) })
-	s.Name = t.Name + "-" + ref.Instance
-	s.Source = "template:" + t.Name
+	s.Name = svcname.Join(t.Name, ref.Instance)
+	s.Source = TemplateSource(t.Name)
 	if len(ref.Env) > 0 && s.Env == nil {
 		s.Env = make(map[string]string, len(ref.Env))
 	}

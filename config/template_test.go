@@ -47,7 +47,7 @@ func TestRender(t *testing.T) {
 				if !reflect.DeepEqual(s.Command, want) {
 					t.Errorf("command = %q, want %q", s.Command, want)
 				}
-				got := []string{s.Name, s.Source, s.User, s.Workdir, s.Env["NAME"], s.Enabled, s.Ready.TCP, s.Stop.PlannedStopMarker, s.Log.Dir}
+				got := []string{s.Name, string(s.Source), s.User, s.Workdir, s.Env["NAME"], s.Enabled, s.Ready.TCP, s.Stop.PlannedStopMarker, s.Log.Dir}
 				want = []string{"worker-a1", "template:worker", "a1", "/srv/a1", "a1", "${ENABLE_a1}", "127.0.0.1:9a1", "/m/a1", "/log/a1"}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("fields = %q, want %q", got, want)

@@ -70,7 +70,7 @@ func (d *dynamic) apply(ev scandir.Event) {
 	}
 	g := d.m.group
 	existing := g.Get(ev.Name)
-	if existing != nil && existing.Status().Source == "static" {
+	if existing != nil && existing.Status().Source == config.SourceStatic {
 		d.note(ev.Name, fmt.Sprintf("refused: %q is a static service of hinit.yaml", ev.Name))
 		d.m.log.Warn("scandir dir ignored: the name belongs to a static service", "svc", ev.Name)
 		return
@@ -190,7 +190,7 @@ func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
 
 // notedStatus shows a dir that is not a service as a service down.
 func notedStatus(name, why string) supervise.Status {
-	return supervise.Status{Name: name, State: supervise.StateDown, Want: "down", Reason: why, Source: "scandir"}
+	return supervise.Status{Name: name, State: supervise.StateDown, Want: supervise.WantDown, Reason: why, Source: config.SourceScandir}
 }
 
 // noted lists the dirs that are not services, as statuses.

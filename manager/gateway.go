@@ -1,8 +1,6 @@
 package manager
 
 import (
-	"path/filepath"
-	"strings"
 	"time"
 
 	"hinit/account"
@@ -35,28 +33,13 @@ func (g gateways) template() string {
 
 // isGateway reports whether st is an instance of the gateway template.
 func (g gateways) isGateway(st supervise.Status) bool {
-	return st.Source == "template:"+g.template()
+	return st.Source.Template() == g.template()
 }
 
-// hermesHome is $HERMES_HOME as reconcile configures it, with symlinks in
-// the path of the volume itself resolved once (files below it are never
-// reached through a symlink).
-func (g gateways) hermesHome() string {
-	home := config.Expand(g.rc.Home, g.environ())
-	if resolved, err := filepath.EvalSymlinks(home); err == nil {
-		return resolved
-	}
-	return home
-}
-
-// stateFile is the gateway_state.json of a profile: the root profile
-// "default" lives at $HERMES_HOME itself (SPEC §1).
-func (g gateways) stateFile(profile string) string {
-	dir := g.hermesHome()
-	if profile != "default" {
-		dir = filepath.Join(dir, "profiles", profile)
-	}
-	return filepath.Join(dir, "gateway_state.json")
+// home is $HERMES_HOME as reconcile configures it, in the container
+// environment of now, resolved as reconcile resolves it.
+func (g gateways) home() gwstate.Home {
+	return gwstate.ResolveHome(config.Expand(g.rc.Home, g.environ()))
 }
 
 // recordDesired writes what a user asked of a gateway into its profile's
@@ -74,7 +57,11 @@ func (m *Manager) recordDesired(s *supervise.Service, verb string) {
 	if verb == control.VerbStop {
 		desired = gwstate.Stopped
 	}
-	path := m.gw.stateFile(strings.TrimPrefix(st.Name, m.gw.template()+"-"))
+	profile, ok := gwstate.ProfileOf(m.gw.template(), st.Name)
+	if !ok {
+		return
+	}
+	path := m.gw.home().StateFile(profile)
 	err := m.asUser(func() error { return gwstate.SetDesired(path, desired, time.Now()) })
 	if err != nil {
 		m.log.Warn("desired state not recorded", "svc", st.Name, "path", path, "err", err)

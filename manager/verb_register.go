@@ -10,9 +10,11 @@ import (
 	"syscall"
 	"time"
 
+	"hinit/config"
 	"hinit/control"
 	"hinit/reconcile"
 	"hinit/supervise"
+	"hinit/svcname"
 )
 
 // register publishes a template instance into the scandir as the image's
@@ -25,7 +27,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if _, ok := m.cfg.Templates[req.Template]; !ok {
 		return control.Errorf(control.CodeUsage, "no template %q in %s", req.Template, m.configName())
 	}
-	name := req.Template + "-" + req.Instance
+	name := svcname.Join(req.Template, req.Instance)
 	if m.group.Get(name) != nil {
 		return control.Errorf(control.CodeFailed, "%s is already registered", name)
 	}
@@ -50,7 +52,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 // runs out, the removal going on either way.
 func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise.Service, req *control.Request) *control.Response {
 	st := s.Status()
-	if st.Source == "static" {
+	if st.Source == config.SourceStatic {
 		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
 	}
 	m.recordDesired(s, control.VerbStop)

@@ -90,8 +90,8 @@ func (m *Manager) permit(c control.Caller, verb string, s *supervise.Service) *c
 }
 
 func toControl(st supervise.Status) control.Status {
-	out := control.Status{Name: st.Name, State: st.State, Want: st.Want, PID: st.PID, Since: st.Since,
-		Ready: st.Ready, Restarts: st.Restarts, Reason: st.Reason, Source: st.Source,
+	out := control.Status{Name: st.Name, State: string(st.State), Want: string(st.Want), PID: st.PID, Since: st.Since,
+		Ready: st.Ready, Restarts: st.Restarts, Reason: st.Reason, Source: string(st.Source),
 		LogPath: st.LogPath, LostLines: st.LostLines}
 	if e := st.LastExit; e != nil {
 		out.LastExit = &control.Exit{Code: e.Code, At: e.At}

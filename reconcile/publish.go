@@ -28,7 +28,7 @@ type ref struct {
 // as ErrExists. The temporary name is unique, so concurrent publishers of
 // the same name cannot mix their files: one wins, the other gets ErrExists.
 func Publish(scandir, template, instance string, down bool, env map[string]string) error {
-	name := template + "-" + instance
+	name := svcname.Join(template, instance)
 	if err := checkRef(template, instance, env); err != nil {
 		return fmt.Errorf("publish %s: %w", name, err)
 	}

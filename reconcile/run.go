@@ -29,10 +29,11 @@ func Run(opts Options) ([]Action, error) {
 		return nil, err
 	}
 	log := opts.Logger
+	home := gwstate.Home(opts.Home) // resolved by withDefaults
 	if strings.EqualFold(strings.TrimSpace(opts.Bootstrap), gwstate.Running) {
-		seed(filepath.Join(opts.Home, StateFile), log)
+		seed(home.StateFile(gwstate.DefaultProfile), log)
 	}
-	profiles, listErr := listProfiles(opts.Home, opts.Template, log)
+	profiles, listErr := listProfiles(home, opts.Template, log)
 	errs := []error{listErr}
 	actions := make([]Action, 0, len(profiles))
 	for _, p := range profiles {
@@ -55,7 +56,7 @@ func Run(opts Options) ([]Action, error) {
 // reconcileOne handles one profile: read, clean, publish.
 func reconcileOne(opts Options, p profile) (Action, error) {
 	a := Action{Profile: p.name, Prior: "none"}
-	state, err := gwstate.ReadDesired(filepath.Join(p.dir, StateFile))
+	state, err := gwstate.ReadDesired(filepath.Join(p.dir, gwstate.StateFileName))
 	if err != nil {
 		a.Warning = err.Error() + ": registered down"
 	} else {
@@ -67,7 +68,7 @@ func reconcileOne(opts Options, p profile) (Action, error) {
 	err = Publish(opts.Scandir, opts.Template, p.name, !a.Start, nil)
 	switch {
 	case errors.Is(err, ErrExists):
-		a.Warning = join(a.Warning, fmt.Sprintf("slot %s-%s already exists: left as it is", opts.Template, p.name))
+		a.Warning = join(a.Warning, fmt.Sprintf("slot %s already exists: left as it is", gwstate.Slot(opts.Template, p.name)))
 	case err != nil:
 		return a, fmt.Errorf("reconcile profile %s: %w", p.name, err)
 	}
@@ -79,7 +80,7 @@ func seed(path string, log *slog.Logger) {
 	created, err := gwstate.Seed(path)
 	switch {
 	case err != nil:
-		log.Warn("reconcile: bootstrap state not seeded: "+err.Error(), "profile", DefaultProfile)
+		log.Warn("reconcile: bootstrap state not seeded: "+err.Error(), "profile", gwstate.DefaultProfile)
 	case created:
 		log.Info("reconcile: seeded gateway_state running (HERMES_GATEWAY_BOOTSTRAP_STATE)", "file", path)
 	}
@@ -95,9 +96,7 @@ func (o Options) withDefaults() (Options, error) {
 	if err := svcname.CheckTemplate(o.Template); err != nil {
 		return o, fmt.Errorf("reconcile: %w: %w", ErrInvalid, err)
 	}
-	if home, err := filepath.EvalSymlinks(o.Home); err == nil {
-		o.Home = home
-	}
+	o.Home = string(gwstate.ResolveHome(o.Home))
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"hinit/gwstate"
+
 	"hinit/svcname"
 
 	"errors"
@@ -14,7 +16,7 @@ import (
 
 func TestRun(t *testing.T) {
 	w := newWorld(t)
-	writeFile(t, filepath.Join(w.home, StateFile), `{"gateway_state":"running","pid":9}`)
+	writeFile(t, filepath.Join(w.home, gwstate.StateFileName), `{"gateway_state":"running","pid":9}`)
 	writeFile(t, filepath.Join(w.home, "gateway.pid"), `{"pid":9}`)
 	writeFile(t, filepath.Join(w.home, "processes.json"), `[]`)
 	coder := w.profile(t, "coder", `{"gateway_state":"running"}`)
@@ -106,7 +108,7 @@ func TestRunBootstrap(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := filepath.Join(w.home, StateFile)
+			p := filepath.Join(w.home, gwstate.StateFileName)
 			if tc.existing != "" {
 				writeFile(t, p, tc.existing)
 			}

@@ -19,7 +19,7 @@ type runner struct {
 	def  *config.Service // as registered; expanded at each start
 
 	want     bool // up
-	state    string
+	state    State
 	reason   string
 	since    time.Time
 	proc     *instance // the running process, or nil
@@ -221,7 +221,7 @@ func (r *runner) stopTimer() {
 }
 
 // set enters state with reason and publishes the snapshot.
-func (r *runner) set(state, reason string) {
+func (r *runner) set(state State, reason string) {
 	if state != r.state {
 		r.since = time.Now()
 	}

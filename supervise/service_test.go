@@ -105,7 +105,7 @@ func (f *fixture) add(d *config.Service, up bool) *Service {
 	return s
 }
 
-func waitState(t *testing.T, s *Service, state string) Status {
+func waitState(t *testing.T, s *Service, state State) Status {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -138,7 +138,7 @@ func TestRestartPolicy(t *testing.T) {
 		restart   string
 		noRestart []int
 		code      string
-		want      string // state after the first exit
+		want      State // state after the first exit
 	}{
 		{"always, exit 0 listed as no-restart", config.RestartAlways, []int{0, 78}, "0", StateExited},
 		{"always, exit 78 listed as no-restart", config.RestartAlways, []int{0, 78}, "78", StateExited},
