@@ -222,12 +222,26 @@ func TestEssentialGiveUpEndsContainer(t *testing.T) {
 }
 
 // A root hinit without CAP_KILL cannot signal another user's service:
-// hsvc stop says so at once instead of leaving it "stopping" for ever.
+// hsvc stop says so at once instead of leaving it "stopping" for ever, and
+// hsvc unregister fails with the same reason and leaves the service as it
+// was.
 func TestStopWithoutCapKill(t *testing.T) {
 	cfg := "services:\n  other: {command: [sleep, '60'], user: '10000:10000'}\n"
 	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, dropCaps: "-kill"})
 	p.waitOutput("started svc=other", true)
-	code, _, errOut := p.hsvc(nil, "stop", "other")
+	publishDir(t, p, "theirs", "command: [sleep, '60']\n", 10000, false)
+	p.waitOutput("started svc=theirs", true)
+	code, _, errOut := p.hsvc(nil, "unregister", "theirs")
+	if code != 1 || !strings.Contains(errOut, "unregister theirs: send SIGTERM") || !strings.Contains(errOut, "CAP_KILL") {
+		t.Errorf("unregister without CAP_KILL: exit %d, %q", code, errOut)
+	}
+	if state, _ := p.statusOf("theirs"); state != "up" {
+		t.Errorf("after a failed unregister: %q, want up", state)
+	}
+	if _, err := os.Lstat(filepath.Join(p.dir, "service", "theirs")); err != nil {
+		t.Errorf("dir of a service whose unregister failed: %v", err)
+	}
+	code, _, errOut = p.hsvc(nil, "stop", "other")
 	if code != 1 || !strings.Contains(errOut, "operation not permitted (hinit needs CAP_KILL") {
 		t.Errorf("stop without CAP_KILL: exit %d, %q", code, errOut)
 	}
