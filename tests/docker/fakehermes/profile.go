@@ -20,7 +20,7 @@ func runProfile(args []string) int {
 			return usage("profile " + args[0] + " needs a name")
 		}
 		name := args[1]
-		if !profileRE.MatchString(name) || len(name) > 251 {
+		if !profileRE.MatchString(name) || len(name) > 64 { // as hermes_cli/profiles.py allows
 			fmt.Fprintf(os.Stderr, "✗ invalid profile name %q: use a-z, 0-9, _ and -\n", name)
 			return exitUsage
 		}
