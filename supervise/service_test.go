@@ -266,7 +266,7 @@ func TestEnvAndUserAtEachStart(t *testing.T) {
 	s.Start()
 	testprog.WaitFor(t, 10*time.Second, "second run logged", func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "logs", "current"))
-		return strings.Count(string(b), "uid=") == 2
+		return strings.Count(string(b), "GREETING=") == 2 // printed after the uid= line
 	})
 	t.Log(s.Status())
 	b, _ := os.ReadFile(filepath.Join(dir, "logs", "current"))
