@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hinit/svcname"
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -135,17 +135,7 @@ func describe(n *yaml.Node) string {
 }
 
 // quote quotes a value from the file for a message: one line, not too long.
-func quote(s string) string {
-	const max = 64
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return svcname.Quote(s) }
 
 // join appends a mapping key to a message path, quoting keys that would
 // make the path ambiguous or span lines.

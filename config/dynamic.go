@@ -1,6 +1,10 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import (
+	"gopkg.in/yaml.v3"
+
+	"hinit/svcname"
+)
 
 const refKeys = "template, instance, env, stop_timeout"
 
@@ -12,8 +16,10 @@ const refKeys = "template, instance, env, stop_timeout"
 // name checks. The error, if any, is an *Error.
 func ParseService(file string, data []byte, name string) (*Service, *Ref, error) {
 	d := newDecoder(file)
-	if name != "" && !ValidName(name) {
-		d.add(0, "%s is not a valid service name (expected %s)", quote(name), nameRule)
+	if name != "" {
+		if err := svcname.Check(name); err != nil {
+			d.add(0, "%v", err)
+		}
 	}
 	root := d.document(data)
 	var (
@@ -29,7 +35,7 @@ func ParseService(file string, data []byte, name string) (*Service, *Ref, error)
 	case hasKey(root, "template"):
 		ref = d.ref(root, name)
 	default:
-		s = newService(name, "scandir", file, root.Line)
+		s = newService(name, SourceScandir, file, root.Line)
 		d.service(s, root, root, "", fromScandir, serviceKeys)
 	}
 	if err := d.err(); err != nil {
@@ -46,8 +52,8 @@ func (d *decoder) ref(n *yaml.Node, name string) *Ref {
 		switch e.key {
 		case "template":
 			r.Template = d.str(e.v, e.key)
-			if !ValidName(r.Template) {
-				d.at(e.v, e.key, "%s is not a valid template name (expected %s)", quote(r.Template), nameRule)
+			if err := svcname.CheckTemplate(r.Template); err != nil {
+				d.at(e.v, e.key, "%v", err)
 			}
 		case "instance":
 			r.Instance, instance = d.str(e.v, e.key), e.v
@@ -65,10 +71,12 @@ func (d *decoder) ref(n *yaml.Node, name string) *Ref {
 	switch {
 	case instance == nil:
 		d.at(n, "", "instance is required with template (e.g. template: gateway, instance: coder)")
-	case !validInstance(r.Template, r.Instance):
-		d.at(instance, "instance", "%s is not a valid instance name (expected %s)", quote(r.Instance), instanceRule)
+	case svcname.CheckInstanceName(r.Instance) != nil:
+		d.at(instance, "instance", "%v", svcname.CheckInstanceName(r.Instance))
+	case svcname.Valid(r.Template) && svcname.CheckInstance(r.Template, r.Instance) != nil:
+		d.at(instance, "instance", "%v", svcname.CheckInstance(r.Template, r.Instance))
 	}
-	if full := r.Template + "-" + r.Instance; name != "" && r.Template != "" && r.Instance != "" && full != name {
+	if full := svcname.Join(r.Template, r.Instance); name != "" && r.Template != "" && r.Instance != "" && full != name {
 		d.at(n, "", "template reference renders %s, which does not match its directory name %s", quote(full), quote(name))
 	}
 	return r

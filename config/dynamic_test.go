@@ -83,7 +83,7 @@ var serviceCases = []struct {
 		yaml: "template: Gateway\ninstance: my.profile\n",
 		want: []string{
 			svcFile + `:1: template: "Gateway" is not a valid template name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`,
-			svcFile + `:2: instance: "my.profile" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$, at most 251 bytes with the "<template>-" prefix)`,
+			svcFile + `:2: instance: "my.profile" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`,
 		},
 	},
 	{

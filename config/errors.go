@@ -16,8 +16,6 @@ var (
 	ErrUnknownTemplate = errors.New("no such template")
 	// ErrInvalidInstance: a Ref's instance is not a valid instance name.
 	ErrInvalidInstance = errors.New("invalid instance name")
-	// ErrUnknownSignal: a signal name that is not a Linux signal.
-	ErrUnknownSignal = errors.New("unknown signal")
 )
 
 // Problem is one thing wrong in a configuration file.

@@ -42,7 +42,7 @@ reconcile: {home: "${HERMES_HOME:-/opt/data}", template: gateway}   # absent: no
 func yes() *bool { on := true; return &on }
 
 // wantSpecService is specService decoded, for a service named dashboard.
-func wantSpecService(source, file string, line int) *Service {
+func wantSpecService(source Source, file string, line int) *Service {
 	return &Service{
 		Name: "dashboard", Source: source, File: file, Line: line,
 		Command:            []string{"hermes", "dashboard", "--port", "${HERMES_DASHBOARD_PORT:-9119}"},

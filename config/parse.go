@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"hinit/svcname"
 )
 
 // DefaultServicesMax is the most dynamic services the scandir holds unless
@@ -125,11 +127,11 @@ func (d *decoder) services(n *yaml.Node, path string) []*Service {
 	var out []*Service
 	for _, e := range d.entries(n, path) {
 		p := join(path, e.key)
-		if !ValidName(e.key) {
-			d.at(e.k, p, "%s is not a valid service name (expected %s)", quote(e.key), nameRule)
+		if err := svcname.Check(e.key); err != nil {
+			d.at(e.k, p, "%v", err)
 			continue
 		}
-		s := newService(e.key, "static", d.file, e.k.Line)
+		s := newService(e.key, SourceStatic, d.file, e.k.Line)
 		d.service(s, e.v, e.k, p, fromStatic, staticKeys)
 		out = append(out, s)
 	}

@@ -162,10 +162,10 @@ services:
 	},
 	{
 		name: "unknown signal",
-		yaml: "services:\n  web:\n    command: [web]\n    stop: {signal: SIGFOO}\n  api:\n    command: [api]\n    stop: {signal: 15}\n",
+		yaml: "services:\n  web:\n    command: [web]\n    stop: {signal: SIGFOO}\n  api:\n    command: [api]\n    stop: {signal: 99}\n",
 		want: []string{
-			`hinit.yaml:4: services.web.stop.signal: "SIGFOO" is not a signal name (expected e.g. TERM, SIGTERM, INT, HUP)`,
-			`hinit.yaml:7: services.api.stop.signal: "15" is not a signal name (expected e.g. TERM, SIGTERM, INT, HUP)`,
+			`hinit.yaml:4: services.web.stop.signal: "SIGFOO" is not a signal (expected e.g. TERM, SIGTERM, INT, HUP or a number)`,
+			`hinit.yaml:7: services.api.stop.signal: "99" is not a signal (expected e.g. TERM, SIGTERM, INT, HUP or a number)`,
 		},
 	},
 	{
@@ -320,7 +320,7 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 `,
 		want: []string{
 			`hinit.yaml:2: templates.Gateway: "Gateway" is not a valid template name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`,
-			`hinit.yaml:6: templates.gateway.overrides.my.profile: "my.profile" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$, at most 251 bytes with the "<template>-" prefix)`,
+			`hinit.yaml:6: templates.gateway.overrides.my.profile: "my.profile" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`,
 		},
 	},
 	{
@@ -369,7 +369,7 @@ main: {bogus: 1}
 `,
 		want: []string{
 			`hinit.yaml:2: templates.gateway.restart: "maybe" is not a restart policy (always, on-failure, never)`,
-			`hinit.yaml:6: services.web.stop.signal: "NOPE" is not a signal name (expected e.g. TERM, SIGTERM, INT, HUP)`,
+			`hinit.yaml:6: services.web.stop.signal: "NOPE" is not a signal (expected e.g. TERM, SIGTERM, INT, HUP or a number)`,
 			`hinit.yaml:7: reconcile.template: "nope" is not one of the templates (gateway)`,
 			`hinit.yaml:8: main.bogus: unknown key (expected one of default, wrap, always_wrap, user, remap_exit, env, workdir)`,
 		},

@@ -34,7 +34,7 @@ const (
 )
 
 // newService returns a service with every default applied.
-func newService(name, source, file string, line int) *Service {
+func newService(name string, source Source, file string, line int) *Service {
 	return &Service{
 		Name: name, Source: source, File: file, Line: line,
 		Restart: RestartAlways,

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"hinit/svcname"
 )
 
 // instanceVar is replaced by the instance name in every string field of a
@@ -16,8 +18,8 @@ func (d *decoder) templates(n *yaml.Node, path string) map[string]*Template {
 	out := map[string]*Template{}
 	for _, e := range d.entries(n, path) {
 		p := join(path, e.key)
-		if !ValidName(e.key) {
-			d.at(e.k, p, "%s is not a valid template name (expected %s)", quote(e.key), nameRule)
+		if err := svcname.CheckTemplate(e.key); err != nil {
+			d.at(e.k, p, "%v", err)
 			continue
 		}
 		out[e.key] = d.template(e, p)
@@ -30,7 +32,7 @@ func (d *decoder) templates(n *yaml.Node, path string) map[string]*Template {
 // that body, so that Render has nothing left to decode.
 func (d *decoder) template(e entry, path string) *Template {
 	t := &Template{Name: e.key, File: d.file, Line: e.k.Line}
-	body := newService("", "template:"+e.key, d.file, e.k.Line)
+	body := newService("", TemplateSource(e.key), d.file, e.k.Line)
 	var overrides *entry
 	entries := d.entries(e.v, path)
 	for i, f := range entries {
@@ -55,8 +57,8 @@ func (d *decoder) overrides(t *Template, n *yaml.Node, path string) map[string]*
 	out := map[string]*Service{}
 	for _, e := range d.entries(n, path) {
 		p := join(path, e.key)
-		if !validInstance(t.Name, e.key) {
-			d.at(e.k, p, "%s is not a valid instance name (expected %s)", quote(e.key), instanceRule)
+		if err := svcname.CheckInstance(t.Name, e.key); err != nil {
+			d.at(e.k, p, "%v", err)
 			continue
 		}
 		s := t.body.clone()
@@ -80,8 +82,8 @@ func (c *Config) Render(ref Ref) (*Service, error) {
 	if t == nil {
 		return nil, fmt.Errorf("render %s: %w", quote(ref.Template), ErrUnknownTemplate)
 	}
-	if !validInstance(t.Name, ref.Instance) {
-		return nil, fmt.Errorf("render %s instance %s: %w (expected %s)", t.Name, quote(ref.Instance), ErrInvalidInstance, instanceRule)
+	if err := svcname.CheckInstance(t.Name, ref.Instance); err != nil {
+		return nil, fmt.Errorf("render %s: %w: %w", t.Name, ErrInvalidInstance, err)
 	}
 	src := t.body
 	if o := t.overrides[ref.Instance]; o != nil {
@@ -89,8 +91,8 @@ func (c *Config) Render(ref Ref) (*Service, error) {
 	}
 	s := src.clone()
 	s.mapStrings(func(v string) string { return strings.ReplaceAll(v, instanceVar, ref.Instance) })
-	s.Name = t.Name + "-" + ref.Instance
-	s.Source = "template:" + t.Name
+	s.Name = svcname.Join(t.Name, ref.Instance)
+	s.Source = TemplateSource(t.Name)
 	if len(ref.Env) > 0 && s.Env == nil {
 		s.Env = make(map[string]string, len(ref.Env))
 	}

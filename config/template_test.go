@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"hinit/svcname"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestRender(t *testing.T) {
 				if !reflect.DeepEqual(s.Command, want) {
 					t.Errorf("command = %q, want %q", s.Command, want)
 				}
-				got := []string{s.Name, s.Source, s.User, s.Workdir, s.Env["NAME"], s.Enabled, s.Ready.TCP, s.Stop.PlannedStopMarker, s.Log.Dir}
+				got := []string{s.Name, string(s.Source), s.User, s.Workdir, s.Env["NAME"], s.Enabled, s.Ready.TCP, s.Stop.PlannedStopMarker, s.Log.Dir}
 				want = []string{"worker-a1", "template:worker", "a1", "/srv/a1", "a1", "${ENABLE_a1}", "127.0.0.1:9a1", "/m/a1", "/log/a1"}
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("fields = %q, want %q", got, want)
@@ -133,7 +134,7 @@ func TestRenderErrors(t *testing.T) {
 		{"dot in instance", Ref{Template: "worker", Instance: "a.b"}, ErrInvalidInstance},
 		{"path in instance", Ref{Template: "worker", Instance: "../x"}, ErrInvalidInstance},
 		{"uppercase instance", Ref{Template: "worker", Instance: "Coder"}, ErrInvalidInstance},
-		{"too long with prefix", Ref{Template: "worker", Instance: strings.Repeat("a", 251-len("worker-")+1)}, ErrInvalidInstance},
+		{"too long", Ref{Template: "worker", Instance: strings.Repeat("a", svcname.MaxProfileLen+1)}, ErrInvalidInstance},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +144,7 @@ func TestRenderErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := c.Render(Ref{Template: "worker", Instance: strings.Repeat("a", 251-len("worker-"))}); err != nil {
+	if _, err := c.Render(Ref{Template: "worker", Instance: strings.Repeat("a", svcname.MaxProfileLen)}); err != nil {
 		t.Errorf("longest instance: %v", err)
 	}
 }

@@ -8,7 +8,34 @@
 // Expand at each start of the service, against the environment of that start.
 package config
 
-import "time"
+import (
+	"strings"
+	"time"
+)
+
+// Source is where a service's definition comes from, as status shows it:
+// "static", "scandir" or "template:<name>".
+type Source string
+
+// Sources that are not template instances.
+const (
+	SourceStatic  Source = "static"  // services: of hinit.yaml
+	SourceScandir Source = "scandir" // a full definition in a scandir dir
+)
+
+// TemplateSource is the source of the instances of template name.
+func TemplateSource(name string) Source { return Source(templatePrefix + name) }
+
+const templatePrefix = "template:"
+
+// Template is the template s is an instance of, or "".
+func (s Source) Template() string {
+	name, ok := strings.CutPrefix(string(s), templatePrefix)
+	if !ok {
+		return ""
+	}
+	return name
+}
 
 // Restart policies of a service.
 const (
@@ -48,7 +75,7 @@ type Main struct {
 // ${VAR} references, expanded at each start.
 type Service struct {
 	Name               string
-	Source             string // "static", "scandir" or "template:<name>"
+	Source             Source
 	File               string // file the definition came from, for messages
 	Line               int    // line of the definition in File
 	Command            []string

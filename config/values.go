@@ -1,6 +1,8 @@
 package config
 
 import (
+	"hinit/signame"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -126,12 +128,12 @@ func (d *decoder) remapExit(n *yaml.Node, path string) map[int]int {
 // signal decodes a signal name and returns it without "SIG".
 func (d *decoder) signal(n *yaml.Node, path string) string {
 	s := d.str(n, path)
-	sig, err := SignalByName(s)
+	sig, err := signame.Parse(s)
 	if err != nil {
-		d.at(n, path, "%s is not a signal name (expected e.g. TERM, SIGTERM, INT, HUP)", quote(s))
+		d.at(n, path, "%s is not a signal (expected e.g. TERM, SIGTERM, INT, HUP or a number)", quote(s))
 		return ""
 	}
-	return signalName(sig)
+	return signame.Name(sig)
 }
 
 // oneOf decodes a string that must be one of the allowed values; what names

@@ -9,15 +9,6 @@ type Caller struct {
 	Member        bool // in the control group (primary or supplementary), or hinit's own uid
 }
 
-// readOnly verbs change nothing, so members may use them on protected
-// services too.
-var readOnly = map[string]bool{
-	VerbStatus: true,
-	VerbList:   true,
-	VerbWait:   true,
-	VerbCheck:  true,
-}
-
 // May reports whether the caller may run verb on a service; protected is
 // that service's `protected: true` (false for verbs that name no service).
 // Root may do everything; members everything but shutdown and changing
@@ -31,7 +22,8 @@ func (c Caller) May(verb string, protected bool) bool {
 	case verb == VerbShutdown:
 		return false
 	case protected:
-		return readOnly[verb]
+		v, _ := LookupVerb(verb)
+		return v.ReadOnly
 	}
 	return true
 }

@@ -1,7 +1,6 @@
 package control
 
 import (
-	"errors"
 	"os"
 	"slices"
 	"testing"
@@ -91,35 +90,5 @@ func TestProcGroups(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Fatalf("procGroups = %v, os.Getgroups = %v", got, want)
-	}
-}
-
-func TestParseSignal(t *testing.T) {
-	tests := []struct {
-		in   string
-		want unix.Signal
-		ok   bool
-	}{
-		{"TERM", unix.SIGTERM, true},
-		{"SIGHUP", unix.SIGHUP, true},
-		{"usr1", unix.SIGUSR1, true},
-		{"9", unix.SIGKILL, true},
-		{"40", unix.Signal(40), true},
-		{"0", 0, false},
-		{"32", 0, false},
-		{"65", 0, false},
-		{"NOPE", 0, false},
-		{"", 0, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := ParseSignal(tc.in)
-			if (err == nil) != tc.ok || got != tc.want {
-				t.Fatalf("ParseSignal(%q) = %v, %v", tc.in, got, err)
-			}
-			if !tc.ok && !errors.Is(err, ErrInvalid) {
-				t.Fatalf("error %v does not match ErrInvalid", err)
-			}
-		})
 	}
 }

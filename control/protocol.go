@@ -35,7 +35,10 @@ import "time"
 // more) as "nobody is waiting any more" and cancels the handler's context. A request line that ends at EOF without a newline
 // is still served, without that hang-up detection.
 //
-// Verbs and the fields they use (every request carries v and verb):
+// Verbs and the fields they use (every request carries v and verb). The
+// table of verbs (verbs.go) holds these rules once: Validate checks them
+// and a Mux dispatches by them, so a handler only sees what its rule lets
+// through ("all" with a name for a one-name verb is a usage error).
 //
 //	status      names (none = every service)            → services
 //	start       names | all, wait                        want up
@@ -43,17 +46,22 @@ import "time"
 //	restart     names | all, wait                        stop, then start
 //	signal      names (exactly one), signal              signal the process group
 //	register    template, instance, down, env            → names (the new service)
-//	unregister  names (exactly one), wait                stop, remove its dir
+//	unregister  names (exactly one), wait                stop, forget, remove its dir once stopped
 //	list        prefix                                   → names, sorted
 //	wait        names (exactly one), until, wait         block until the state
 //	check       —                                        ok unless an essential service failed
 //	shutdown    exit_code (optional, 0..255)             root only
 //
 // "all" means the gateway instances (SPEC §4). "wait" is a Go duration:
-// for start/stop/restart/unregister "" means do not wait; for the verb wait
-// it is the timeout and "" means no limit. "until" is up (a process is
-// running: starting or up), ready (state up) or down (no process: down,
-// exited, failed). A wait that runs out answers CodeTimeout.
+// for start/stop/restart/unregister "" means do not wait (the answer comes
+// within QuickAnswer); for the verb wait it is the timeout and "" means no
+// limit. "until" is up (a process is running: starting or up), ready
+// (state up) or down (no process: down, exited, failed). start and
+// restart with a wait answer ok once each service is up and has stayed up
+// for a moment (2 s, or the rest of the wait when shorter), and fail with
+// the reason when it lands in exited, backoff or failed instead. A wait
+// that runs out answers CodeTimeout; what was asked goes on regardless
+// (an unregistered service's dir is removed once it has stopped).
 //
 // The response's code is the exit code hsvc exits with (Code* below); ok is
 // true exactly when code is 0; error is one line that says what to do.
@@ -67,6 +75,11 @@ const (
 	MaxRequest  = 64 << 10        // longest request line, newline excluded
 	ReadTimeout = 5 * time.Second // time a client has to send its request
 	MaxInFlight = 64              // requests served at once; more are answered "busy"
+	// QuickAnswer bounds how long hinit takes to answer a request that
+	// does not wait (empty wait): long operations are answered "accepted"
+	// at once, or within this. Clients allow more than this before they
+	// call hinit stuck.
+	QuickAnswer = 5 * time.Second
 )
 
 // Socket location, see SPEC §2.

@@ -7,20 +7,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"hinit/control"
+	"hinit/internal/testprog"
 )
 
-// logServer serves a fake hinit whose service "dash" logs to
+// logServer serves a fixed status whose service "dash" logs to
 // dir/current, and returns the socket and the log path.
 func logServer(t *testing.T) (sock, logPath string) {
 	t.Helper()
 	dir := t.TempDir()
 	logPath = filepath.Join(dir, "current")
-	h := &fakeHinit{services: []control.Status{
+	h := fixedStatus([]control.Status{
 		{Name: "dash", State: "up", LogPath: logPath},
 		{Name: "quiet", State: "up"},
-	}}
+	})
 	return serve(t, h), logPath
 }
 
@@ -112,11 +114,11 @@ func TestLogsFollow(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- c.run([]string{"logs", "dash", "-f", "-n", "2"}) }()
 	expect := numbered(4, 5)
-	waitFor(t, "the last 2 lines", func() bool { return stdout.String() == expect })
+	testprog.WaitFor(t, 5*time.Second, "the last 2 lines", func() bool { return stdout.String() == expect })
 
 	appendTo(t, logPath, numbered(6, 7))
 	expect += numbered(6, 7)
-	waitFor(t, "appended lines", func() bool { return stdout.String() == expect })
+	testprog.WaitFor(t, 5*time.Second, "appended lines", func() bool { return stdout.String() == expect })
 
 	appendTo(t, logPath, numbered(8, 8))
 	if err := os.Rename(logPath, logPath+".1"); err != nil {
@@ -125,14 +127,14 @@ func TestLogsFollow(t *testing.T) {
 	appendTo(t, logPath+".1", numbered(9, 9)) // the writer had not closed it yet
 	appendTo(t, logPath, numbered(10, 11))
 	expect += numbered(8, 11)
-	waitFor(t, "lines across the rotation", func() bool { return stdout.String() == expect })
+	testprog.WaitFor(t, 5*time.Second, "lines across the rotation", func() bool { return stdout.String() == expect })
 
 	if err := os.Truncate(logPath, 0); err != nil {
 		t.Fatal(err)
 	}
 	appendTo(t, logPath, numbered(12, 12))
 	expect += numbered(12, 12)
-	waitFor(t, "lines after truncation", func() bool { return stdout.String() == expect })
+	testprog.WaitFor(t, 5*time.Second, "lines after truncation", func() bool { return stdout.String() == expect })
 
 	cancel()
 	if code := <-done; code != 0 {
@@ -154,7 +156,7 @@ func TestLogsFollowBeforeFirstLine(t *testing.T) {
 	go func() { done <- c.run([]string{"logs", "dash", "-f"}) }()
 	// The watch may begin before or after the file appears: both must work.
 	appendTo(t, logPath, numbered(1, 1))
-	waitFor(t, "the first line", func() bool { return stdout.String() == numbered(1, 1) })
+	testprog.WaitFor(t, 5*time.Second, "the first line", func() bool { return stdout.String() == numbered(1, 1) })
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d", code)

@@ -11,7 +11,7 @@ import (
 const (
 	// answerTimeout bounds a request that does not wait: hinit answers
 	// those at once, so a longer silence means it is stuck.
-	answerTimeout = 10 * time.Second
+	answerTimeout = 2 * control.QuickAnswer
 	// waitGrace is added to a wait's own timeout: hinit answers "timed
 	// out" itself, with a better message than the client could.
 	waitGrace = 5 * time.Second

@@ -1,6 +1,9 @@
 package hsvc
 
-import "hinit/control"
+import (
+	"hinit/control"
+	"hinit/signame"
+)
 
 // runSignal: hsvc signal SIG NAME.
 func runSignal(c *cli, args []string) error {
@@ -11,14 +14,14 @@ func runSignal(c *cli, args []string) error {
 	if len(operands) != 2 {
 		return c.usageErr("want a signal and one service name")
 	}
-	sig, err := control.ParseSignal(operands[0])
+	sig, err := signame.Parse(operands[0])
 	if err != nil {
 		return c.usageErr("%v", err)
 	}
 	if err := c.checkNames(operands[1:]); err != nil {
 		return err
 	}
-	req := &control.Request{Verb: control.VerbSignal, Names: operands[1:], Signal: control.SignalName(sig)}
+	req := &control.Request{Verb: control.VerbSignal, Names: operands[1:], Signal: signame.Name(sig)}
 	_, err = c.do(req, 0)
 	return err
 }

@@ -9,7 +9,7 @@ func runWant(verb string) func(c *cli, args []string) error {
 		fs := newFlags(verb)
 		all := fs.Bool("all", false, "every gateway (each instance of the gateway template), never other services")
 		var wait optDuration
-		fs.Var(&wait, "wait", "wait up to `DUR` ("+defaultWait.String()+" when alone) until up (start, restart) or down (stop)")
+		fs.Var(&wait, "wait", "wait up to `DUR` ("+defaultWait.String()+" when alone) until up and staying up (start, restart) or down (stop)")
 		names, err := c.parse(fs, optionalValue(args, "wait", defaultWait.String()))
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"hinit/control"
+	"hinit/svcname"
 )
 
 // runStatus: hsvc status [NAME...] [--json].
@@ -54,8 +55,8 @@ func (c *cli) oneName(names []string) error {
 // checkNames refuses names no service can have before asking hinit.
 func (c *cli) checkNames(names []string) error {
 	for _, n := range names {
-		if !control.ValidName(n) {
-			return c.usageErr("%q is not a service name (lowercase letters, digits, _ . -)", n)
+		if err := svcname.Check(n); err != nil {
+			return c.usageErr("%v", err)
 		}
 	}
 	return nil

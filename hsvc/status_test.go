@@ -39,7 +39,7 @@ func testServices() []control.Status {
 }
 
 func TestStatusGolden(t *testing.T) {
-	sock := serve(t, &fakeHinit{services: testServices()})
+	sock := serve(t, fixedStatus(testServices()))
 	tests := []struct {
 		name   string
 		args   []string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"hinit/control"
+	"hinit/signame"
 )
 
 // formatTable renders services as the human status table: NAME STATE PID
@@ -99,7 +100,7 @@ func lastExit(e *control.Exit) string {
 		}
 		return "SIG" + e.Signal
 	case e.Code > 128 && e.Code <= 128+31:
-		return fmt.Sprintf("%d (%s)", e.Code, control.SignalName(syscall.Signal(e.Code-128)))
+		return fmt.Sprintf("%d (%s)", e.Code, signame.Name(syscall.Signal(e.Code-128)))
 	}
 	return strconv.Itoa(e.Code)
 }

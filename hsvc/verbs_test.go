@@ -6,15 +6,40 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"hinit/control"
+	"hinit/internal/testprog"
+	mt "hinit/manager/managertest"
 )
 
-// TestExitCodes runs every verb against the fake hinit and checks the exit
-// code, stdout, and that an error is one "hsvc: " line.
+// testConfig is the hinit.yaml of the verb tests: steady services, one
+// that catches signals, one registered down, one never ready, one
+// protected, and the gateway template.
+func testConfig() string {
+	sleep := "command: " + mt.Prog("sleep", "inf") + "\n    " + mt.Env
+	return `templates:
+  gateway:
+    ` + sleep + `services:
+  main:
+    ` + sleep + `  dashboard:
+    ` + sleep + `  catcher:
+    command: ` + mt.Prog("signals") + `
+    ` + mt.Env + `  cron:
+    enabled: "false"
+    ` + sleep + `  slow:
+    ready: {delay: 1h}
+    ` + sleep + `  locked:
+    protected: true
+    ` + sleep
+}
+
+// TestExitCodes runs every verb against a real manager, as root, and
+// checks the exit code, stdout, and that an error is one "hsvc: " line.
 func TestExitCodes(t *testing.T) {
-	h := &fakeHinit{services: testServices()}
-	sock := serve(t, h)
+	f := realHinit(t, testConfig(), asCaller(true))
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "ops"}, 0, "")
+	sock := f.Sock
 	tests := []struct {
 		name    string
 		args    []string
@@ -28,9 +53,9 @@ func TestExitCodes(t *testing.T) {
 		{"version", []string{"--version"}, 0, "hsvc dev (control protocol 1)", ""},
 		{"verb help", []string{"start", "--help"}, 0, "usage: hsvc start NAME... | --all", ""},
 
-		{"status", []string{"status"}, 0, "gateway-coder", ""},
+		{"status", []string{"status"}, 0, "gateway-ops", ""},
 		{"status unknown", []string{"status", "nope"}, 3, "", "no such service: nope"},
-		{"status bad name", []string{"status", "Nope"}, 2, "", "is not a service name"},
+		{"status bad name", []string{"status", "Nope"}, 2, "", `"Nope" is not a valid service name`},
 		{"status bad flag", []string{"status", "--jsn"}, 2, "", "unknown option --jsn (did you mean --json?); usage: hsvc status"},
 
 		{"start", []string{"start", "dashboard"}, 0, "", ""},
@@ -41,32 +66,33 @@ func TestExitCodes(t *testing.T) {
 		{"start bad wait", []string{"start", "main", "--wait=soon"}, 2, "", `--wait "soon": not a duration like 30s or 2m`},
 		{"start wait with space", []string{"start", "main", "--wait", "30s"}, 0, "", ""},
 		{"start unknown", []string{"start", "nope"}, 3, "", "no such service"},
-		{"stop protected", []string{"stop", "locked"}, 4, "", "permission denied"},
 		{"restart", []string{"restart", "main", "dashboard"}, 0, "", ""},
 
-		{"signal", []string{"signal", "HUP", "dashboard"}, 0, "", ""},
-		{"signal number", []string{"signal", "9", "dashboard"}, 0, "", ""},
+		{"signal", []string{"signal", "HUP", "catcher"}, 0, "", ""},
+		{"signal number", []string{"signal", "10", "catcher"}, 0, "", ""},
 		{"signal unknown", []string{"signal", "NOPE", "dashboard"}, 2, "", "unknown signal"},
 		{"signal no name", []string{"signal", "HUP"}, 2, "", "want a signal and one service name"},
 		{"signal unknown service", []string{"signal", "HUP", "nope"}, 3, "", "no such service"},
 
 		{"register", []string{"register", "gateway", "coder", "--down", "--env", "A=1"}, 0, "", ""},
 		{"register bad env", []string{"register", "gateway", "coder", "--env", "A"}, 2, "", `--env "A": not K=V`},
-		{"register bad instance", []string{"register", "gateway", "Coder"}, 2, "", "must be valid names"},
+		{"register bad instance", []string{"register", "gateway", "Coder"}, 2, "", `"Coder" is not a valid instance name`},
+		{"register dotted instance", []string{"register", "gateway", "a.b"}, 2, "",
+			`register: "a.b" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`},
 		{"register one word", []string{"register", "gateway"}, 2, "", "want a template and an instance"},
-		{"register unknown template", []string{"register", "nope", "x"}, 1, "", `no template "nope"`},
+		{"register unknown template", []string{"register", "nope", "x"}, 2, "", `no template "nope"`},
 
 		{"unregister", []string{"unregister", "gateway-ops", "--wait"}, 0, "", ""},
 		{"unregister two", []string{"unregister", "a", "b"}, 2, "", "exactly one"},
 
 		{"list", []string{"list"}, 0, "cron\ndashboard\n", ""},
-		{"list prefix", []string{"list", "--prefix", "gateway-"}, 0, "gateway-broken\n", ""},
+		{"list prefix", []string{"list", "--prefix", "gateway-"}, 0, "gateway-coder\n", ""},
 		{"list operand", []string{"list", "x"}, 2, "", `unexpected "x"`},
 
 		{"wait", []string{"wait", "main", "--ready"}, 0, "", ""},
 		{"wait two targets", []string{"wait", "main", "--up", "--down"}, 2, "", "exactly one of --up, --ready, --down"},
 		{"wait no target", []string{"wait", "main"}, 2, "", "exactly one of"},
-		{"wait times out", []string{"wait", "never", "--up", "--timeout", "10ms"}, 6, "", "timed out"},
+		{"wait times out", []string{"wait", "slow", "--ready", "--timeout", "10ms"}, 6, "", "timed out"},
 		{"wait negative", []string{"wait", "main", "--up", "--timeout=-1s"}, 2, "", "must not be negative"},
 
 		{"logs no log file", []string{"logs", "main"}, 1, "", "main has no log file"},
@@ -110,9 +136,35 @@ func checkRun(t *testing.T, code int, stdout, stderr string, wantCode int, out, 
 }
 
 func TestCheckFails(t *testing.T) {
-	sock := serve(t, &fakeHinit{essentialFailed: true})
-	c, stdout, stderr := newCLI(context.Background(), sock)
-	checkRun(t, c.run([]string{"check"}), stdout.String(), stderr.String(), 1, "", "essential service dashboard failed")
+	f := realHinit(t, "services:\n  dashboard:\n    command: "+mt.Prog("exit", "1")+"\n    restart: never\n    essential: true\n    "+mt.Env, nil)
+	testprog.WaitFor(t, 5*time.Second, "dashboard exited", func() bool { return f.State("dashboard") == "exited" })
+	c, stdout, stderr := newCLI(context.Background(), f.Sock)
+	checkRun(t, c.run([]string{"check"}), stdout.String(), stderr.String(), 1, "", "essential service dashboard is exited: exit 1")
+	if got := f.Shutdowns(); len(got) != 1 || got[0] != 1 {
+		t.Errorf("shutdowns requested: %v, want [1]", got)
+	}
+}
+
+// A member of the control group may not change a protected service, nor
+// shut the container down.
+func TestMemberRights(t *testing.T) {
+	f := realHinit(t, testConfig(), asCaller(false))
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		errPart string
+	}{
+		{[]string{"stop", "locked"}, 4, "permission denied: locked is a protected service"},
+		{[]string{"status", "locked"}, 0, ""},
+		{[]string{"shutdown"}, 4, "only root"},
+		{[]string{"stop", "dashboard", "--wait"}, 0, ""},
+	} {
+		c, stdout, stderr := newCLI(context.Background(), f.Sock)
+		checkRun(t, c.run(tc.args), stdout.String(), stderr.String(), tc.code, "", tc.errPart)
+	}
+	if got := f.Shutdowns(); len(got) != 0 {
+		t.Errorf("a member's shutdown went through: %v", got)
+	}
 }
 
 func TestUnreachable(t *testing.T) {
@@ -124,8 +176,8 @@ func TestUnreachable(t *testing.T) {
 
 // TestRequests checks what each verb puts on the wire.
 func TestRequests(t *testing.T) {
-	h := &fakeHinit{services: testServices()}
-	sock := serve(t, h)
+	h := &recorder{}
+	sock := realHinit(t, testConfig(), h.wrap).Sock
 	three := 3
 	tests := []struct {
 		args []string
@@ -142,7 +194,7 @@ func TestRequests(t *testing.T) {
 			control.Request{Verb: "register", Template: "gateway", Instance: "coder", Down: true, Env: map[string]string{"A": "1", "B": "x=y"}}},
 		{[]string{"unregister", "cron"}, control.Request{Verb: "unregister", Names: []string{"cron"}}},
 		{[]string{"list", "--prefix=gateway-"}, control.Request{Verb: "list", Prefix: "gateway-"}},
-		{[]string{"wait", "main", "--down", "--timeout", "2m"}, control.Request{Verb: "wait", Names: []string{"main"}, Until: "down", Wait: "2m0s"}},
+		{[]string{"wait", "cron", "--down", "--timeout", "2m"}, control.Request{Verb: "wait", Names: []string{"cron"}, Until: "down", Wait: "2m0s"}},
 		{[]string{"wait", "main", "--ready"}, control.Request{Verb: "wait", Names: []string{"main"}, Until: "ready"}},
 		{[]string{"check"}, control.Request{Verb: "check"}},
 		{[]string{"shutdown"}, control.Request{Verb: "shutdown"}},

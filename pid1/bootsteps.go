@@ -12,8 +12,7 @@ import (
 
 	"hinit/config"
 	"hinit/contenvd"
-	"hinit/reconcile"
-	"hinit/supervise"
+	"hinit/launch"
 )
 
 // writeEnvDir writes the boot environment to $HINIT_RUNTIME_DIR/env (SPEC
@@ -25,7 +24,7 @@ func (h *hinit) writeEnvDir() {
 	}
 	dir := filepath.Join(h.set.runtimeDir, "env")
 	env := h.bootEnviron()
-	wrote, err := contenvd.Write(dir, supervise.EnvList(env), h.userGID(), h.log)
+	wrote, err := contenvd.Write(dir, launch.EnvList(env), h.userGID(), h.log)
 	if err != nil {
 		h.log.Error(fmt.Sprintf("environment dir: %v; services get hinit's own environment", err))
 		return
@@ -122,12 +121,6 @@ var errInterrupted = errors.New("interrupted")
 // way and ends the boot with 128+N: a container must answer docker stop
 // even before main runs. Other signals have no main to go to yet.
 func (h *hinit) runHook(hook config.Hook) (int, error) {
-	env := h.containerEnv()
-	argv := hook.Command
-	path, err := supervise.LookPath(argv[0], env)
-	if err != nil {
-		return supervise.ExecFailureCode(err), err
-	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return 1, err
@@ -141,11 +134,15 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	if h.ttyLog != nil {
 		errOut = out
 	}
-	attr := &syscall.ProcAttr{Env: supervise.EnvList(env), Files: []uintptr{devnull.Fd(), out, errOut},
-		Sys: &syscall.SysProcAttr{Setpgid: true}}
-	pid, done, err := h.reaper.Start(path, argv, attr)
+	prog := launch.Program{Argv: hook.Command, Env: h.containerEnv(), Files: []uintptr{devnull.Fd(), out, errOut},
+		Session: launch.NewGroup}
+	cmd, err := prog.Build()
 	if err != nil {
-		return supervise.ExecFailureCode(err), fmt.Errorf("exec %s: %w", argv[0], err)
+		return launch.ExitCode(err), err
+	}
+	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr)
+	if err != nil {
+		return launch.ExitCode(err), fmt.Errorf("exec %s: %w", hook.Command[0], err)
 	}
 	timer := time.NewTimer(hook.Timeout)
 	defer timer.Stop()
@@ -166,65 +163,5 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 			s := sig.(syscall.Signal)
 			return 128 + int(s), fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
 		}
-	}
-}
-
-// reconcileGateways publishes a scandir slot per hermes profile from what
-// gateway_state.json says (SPEC §5), with the image user's rights only; env
-// is the container environment after the boot hooks, args the container's
-// command: a dashboard-only container reconciles nothing.
-func (h *hinit) reconcileGateways(env map[string]string, args []string) {
-	rc := h.set.cfg.Reconcile
-	if rc == nil {
-		return
-	}
-	if reconcile.DashboardOnly(args) {
-		h.log.Info("reconcile: skipped: the container's command is the dashboard, whose container runs no gateways")
-		return
-	}
-	if h.set.scandir == "" {
-		h.log.Error("reconcile skipped: no writable scandir")
-		return
-	}
-	opts := reconcile.Options{Home: config.Expand(rc.Home, env), Scandir: h.set.scandir, Template: rc.Template,
-		Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Env: env, Logger: h.log}
-	var actions []reconcile.Action
-	err := h.asUser(func() error {
-		var err error
-		actions, err = reconcile.Run(opts)
-		return err
-	})
-	if err != nil {
-		h.log.Error(fmt.Sprintf("reconcile: %v; gateways are not brought back", err))
-	}
-	started := 0
-	for _, a := range actions {
-		if a.Start {
-			started++
-		}
-		if a.Warning != "" {
-			h.log.Warn("reconcile: "+a.Warning, "profile", a.Profile)
-		}
-		h.logSlot(a)
-	}
-	h.log.Info(fmt.Sprintf("reconcile: %d profiles, %d gateways to start", len(actions), started), "home", opts.Home)
-}
-
-// logSlot says what multiplexing and a profile's drain budget made of its
-// slot, and warns when the container's shutdown would cut the drain short.
-func (h *hinit) logSlot(a reconcile.Action) {
-	if a.Multiplexed {
-		h.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down", "profile", a.Profile)
-	}
-	if a.StopTimeout == 0 {
-		return
-	}
-	h.log.Info("reconcile: stop timeout from restart_drain_timeout", "profile", a.Profile, "stop_timeout", a.StopTimeout)
-	if a.StopTimeout > h.set.shutdownTimeout {
-		hinitBudget, dockerSecs := a.StopTimeout+5*time.Second, int((a.StopTimeout + 10*time.Second).Seconds())
-		h.log.Warn(fmt.Sprintf("reconcile: the gateway may take %v to stop but the container's shutdown "+
-			"timeout is %v: set HINIT_SHUTDOWN_TIMEOUT=%v and docker stop -t %d (compose stop_grace_period, "+
-			"Kubernetes terminationGracePeriodSeconds)", a.StopTimeout, h.set.shutdownTimeout, hinitBudget, dockerSecs),
-			"profile", a.Profile)
 	}
 }

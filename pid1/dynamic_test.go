@@ -222,12 +222,26 @@ func TestEssentialGiveUpEndsContainer(t *testing.T) {
 }
 
 // A root hinit without CAP_KILL cannot signal another user's service:
-// hsvc stop says so at once instead of leaving it "stopping" for ever.
+// hsvc stop says so at once instead of leaving it "stopping" for ever, and
+// hsvc unregister fails with the same reason and leaves the service as it
+// was.
 func TestStopWithoutCapKill(t *testing.T) {
 	cfg := "services:\n  other: {command: [sleep, '60'], user: '10000:10000'}\n"
 	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, dropCaps: "-kill"})
 	p.waitOutput("started svc=other", true)
-	code, _, errOut := p.hsvc(nil, "stop", "other")
+	publishDir(t, p, "theirs", "command: [sleep, '60']\n", 10000, false)
+	p.waitOutput("started svc=theirs", true)
+	code, _, errOut := p.hsvc(nil, "unregister", "theirs")
+	if code != 1 || !strings.Contains(errOut, "unregister theirs: send SIGTERM") || !strings.Contains(errOut, "CAP_KILL") {
+		t.Errorf("unregister without CAP_KILL: exit %d, %q", code, errOut)
+	}
+	if state, _ := p.statusOf("theirs"); state != "up" {
+		t.Errorf("after a failed unregister: %q, want up", state)
+	}
+	if _, err := os.Lstat(filepath.Join(p.dir, "service", "theirs")); err != nil {
+		t.Errorf("dir of a service whose unregister failed: %v", err)
+	}
+	code, _, errOut = p.hsvc(nil, "stop", "other")
 	if code != 1 || !strings.Contains(errOut, "operation not permitted (hinit needs CAP_KILL") {
 		t.Errorf("stop without CAP_KILL: exit %d, %q", code, errOut)
 	}
@@ -275,4 +289,49 @@ func TestHsvcInterruptedWait(t *testing.T) {
 	if code, out, _ := p.hsvc(nil, "status", "d"); code != 0 || !strings.Contains(out, " up ") {
 		t.Errorf("status after the interrupted wait: %d %q", code, out)
 	}
+}
+
+// hsvc unregister of a service that ignores TERM: without --wait hsvc
+// answers at once and the service is gone (name forgotten, dir removed)
+// within its stop timeout plus a second; with --wait the answer comes when
+// the wait runs out, and the removal still happens. The dirs are root's in
+// a scandir of the image's user: root's request removes them with root's
+// rights.
+func TestUnregisterIgnoringTerm(t *testing.T) {
+	testprog.ExposeBinary(t)
+	p := startInit(t, initOpts{config: `user: "10000:10000"` + "\n", args: []string{"sleep", "60"}})
+	p.waitOutput("main started", true)
+	def := "command: " + prog("ignore-term", "3") + "\nready: {notify_fd: 3}\nstop: {timeout: 2s}\n" +
+		`env: {HINIT_TESTPROG: "1"}` + "\n"
+	for _, name := range []string{"stubborn", "bounded"} {
+		publishDir(t, p, name, def, 0, false)
+		if code, _, e := p.hsvc(nil, "wait", name, "--ready", "--timeout", "10s"); code != 0 {
+			t.Fatalf("%s not ready: %d %s", name, code, e)
+		}
+	}
+	gone := func(name string) func() bool {
+		return func() bool {
+			_, err := os.Lstat(filepath.Join(p.dir, "service", name))
+			code, _, _ := p.hsvc(nil, "status", name)
+			return os.IsNotExist(err) && code == 3
+		}
+	}
+
+	began := time.Now()
+	if code, _, e := p.hsvc(nil, "unregister", "stubborn"); code != 0 {
+		t.Fatalf("unregister: exit %d %s", code, e)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("unregister without --wait took %v", took)
+	}
+	testprog.WaitFor(t, 3*time.Second-time.Since(began), "stubborn gone", gone("stubborn"))
+
+	began = time.Now()
+	code, _, e := p.hsvc(nil, "unregister", "bounded", "--wait=500ms")
+	if took := time.Since(began); code != 6 || took > 1500*time.Millisecond || !strings.Contains(e, "timed out after 500ms") {
+		t.Errorf("unregister --wait=500ms: exit %d after %v: %s", code, took, e)
+	}
+	testprog.WaitFor(t, 3*time.Second-time.Since(began), "bounded gone", gone("bounded"))
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
 }

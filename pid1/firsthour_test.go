@@ -67,7 +67,7 @@ func TestBrokenServiceAddressable(t *testing.T) {
 		t.Errorf("hsvc status broken: exit %d, %q %q; want 0 and the file:line", code, out, errOut)
 	}
 	code, _, errOut := p.hsvc(nil, "start", "broken")
-	if want := "hsvc: broken cannot start: "; code != 1 || !strings.HasPrefix(errOut, want) ||
+	if want := "hsvc: broken: its scandir dir is not a service: "; code != 1 || !strings.HasPrefix(errOut, want) ||
 		!strings.Contains(errOut, "service.yaml:2: ") || !strings.HasSuffix(errOut, "or remove it with hsvc unregister broken\n") {
 		t.Errorf("hsvc start broken: exit %d, %q; want 1 and %q with the reason", code, errOut, want)
 	}

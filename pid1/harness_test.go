@@ -184,7 +184,9 @@ func (p *initProc) hsvc(cred *syscall.Credential, args ...string) (int, string, 
 	p.t.Helper()
 	self := testprog.Command("x")[0]
 	cmd := exec.Command(self, append([]string{"hsvc"}, args...)...)
-	cmd.Env = []string{"HINIT_TEST_AS_HSVC=1", "HINIT_RUNTIME_DIR=" + filepath.Join(p.dir, "run")}
+	// GORACE: a race-enabled binary otherwise sleeps a second at exit,
+	// which would hide how fast hsvc answered.
+	cmd.Env = []string{"HINIT_TEST_AS_HSVC=1", "HINIT_RUNTIME_DIR=" + filepath.Join(p.dir, "run"), "GORACE=atexit_sleep_ms=0"}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}

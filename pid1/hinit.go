@@ -23,8 +23,9 @@ import (
 
 	"hinit/account"
 	"hinit/config"
+	"hinit/launch"
+	"hinit/manager"
 	"hinit/reaper"
-	"hinit/supervise"
 )
 
 // forwarded are the signals hinit passes on to main (SPEC §2). SIGWINCH is
@@ -44,7 +45,7 @@ type hinit struct {
 	logh   *lineHandler
 	set    *settings
 	reaper *reaper.Reaper
-	group  *supervise.Group
+	mgr    *manager.Manager // the services and the hsvc verbs
 	stderr io.Writer
 
 	isPID1 bool
@@ -61,12 +62,10 @@ type hinit struct {
 	// closing an inotify instance waits for the kernel to release its
 	// watches (milliseconds), which then overlaps with stopping services.
 	stopWatching context.CancelFunc
-	dyn          *dynamic
 	envDir       string                            // the container environment dir, "" when it could not be written
 	bootEnv      atomic.Pointer[map[string]string] // while the boot starts services: the environment they all get
 	wroteEnv     map[string]string                 // what writeEnvDir wrote
 	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
-	stopping     atomic.Bool                       // the shutdown has begun
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
 }
 
@@ -106,15 +105,15 @@ func boot(args []string) int {
 	}
 	h.reresolveUser()
 	env := h.environAfterHooks()
-	h.reconcileGateways(env, args)
 	svcCtx, cancelSvcs := context.WithCancel(ctx)
 	h.cancelSvcs = cancelSvcs
-	h.group = supervise.NewGroup(svcCtx, h.deps())
+	h.mgr = manager.New(svcCtx, h.managerOptions())
+	h.mgr.Reconcile(env, args)
 	h.bootEnv.Store(&env)
-	h.startStatic(env)
+	h.mgr.StartStatic(env)
 	watchCtx, stopWatching := context.WithCancel(svcCtx)
 	h.stopWatching = stopWatching
-	synced := h.startDynamic(watchCtx)
+	synced := h.mgr.WatchScandir(watchCtx)
 	serveControl(ctx)
 	select {
 	case <-synced:
@@ -130,7 +129,7 @@ func boot(args []string) int {
 	}
 	if h.main, err = h.startMain(argv, env); err != nil {
 		h.log.Error(fmt.Sprintf("main: %v", err))
-		return h.finish(supervise.ExecFailureCode(err))
+		return h.finish(launch.ExitCode(err))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
 	// Booting many services leaves garbage behind (environments, expanded
@@ -159,44 +158,34 @@ func (h *hinit) setupSignals() {
 	}
 }
 
-// deps is what every service shares.
-func (h *hinit) deps() *supervise.Deps {
+// managerOptions wires the service manager to this boot.
+func (h *hinit) managerOptions() manager.Options {
 	var console io.Writer = os.Stdout
 	if h.tty {
 		console = nil // nothing but main writes to the terminal
 	}
-	return &supervise.Deps{
-		Spawner:     h.reaper,
-		Log:         h.log,
-		Environ:     h.containerEnv,
-		Console:     console,
-		Root:        h.root,
-		DefaultUser: h.set.cfg.User,
-		Marker:      writeMarker,
-		Failed: func(name string, status int) {
-			h.log.Error("essential service failed: shutting down", "svc", name, "code", status)
-			select {
-			case h.stopRequest <- status:
-			default:
-			}
-		},
+	return manager.Options{
+		Config:          h.set.cfg,
+		Scandir:         h.set.scandir,
+		User:            h.user,
+		Environ:         h.containerEnv,
+		RequestShutdown: h.requestShutdown,
+		Spawner:         h.reaper,
+		Console:         console,
+		Root:            h.root,
+		CheckGrace:      h.set.checkGrace,
+		ShutdownTimeout: h.set.shutdownTimeout,
+		Log:             h.log,
 	}
 }
 
-// startStatic registers the services of hinit.yaml, up or, when their
-// enabled: is falsy (in the container environment env), down.
-func (h *hinit) startStatic(env map[string]string) {
-	for _, def := range h.set.cfg.Services {
-		v := config.Expand(def.Enabled, env)
-		up := def.Enabled == "" || config.Truthy(v)
-		if def.Enabled != "" && !up && !config.Falsy(v) {
-			h.log.Warn(fmt.Sprintf("enabled: %q is neither true (%s) nor false (%s): the service stays down", v, config.TruthySpellings, config.FalsySpellings), "svc", def.Name)
-		}
-		if _, err := h.group.Add(def, up); err != nil {
-			h.log.Error("cannot add service", "svc", def.Name, "err", err)
-		}
+// requestShutdown asks loop to shut down with exit status code (main's
+// own when code < 0); a request already on its way wins.
+func (h *hinit) requestShutdown(code int) {
+	select {
+	case h.stopRequest <- code:
+	default:
 	}
-	h.log.Info(fmt.Sprintf("%d static services registered", len(h.set.cfg.Services)))
 }
 
 // loop waits for the end: main's exit, a shutdown signal, an essential
@@ -210,7 +199,7 @@ func (h *hinit) loop() int {
 			return
 		}
 		h.log.Info("shutting down: " + why)
-		h.stopping.Store(true)
+		h.mgr.Stopping()
 		h.stopWatching()
 		finished = make(chan struct{})
 		deadline := time.Now().Add(h.set.shutdownTimeout)

@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"hinit/contenvd"
-	"hinit/supervise"
+	"hinit/launch"
 
 	"hinit/config"
 )
@@ -116,14 +116,14 @@ func withContenv(args []string) int {
 		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; is hinit running, and are you root or in its user's group?\n", err)
 		return 1
 	}
-	path, err := supervise.LookPath(args[0], env)
+	cmd, err := launch.Program{Argv: args, Env: env}.Build()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v\n", err)
-		return 127
+		return launch.ExitCode(err)
 	}
-	err = syscall.Exec(path, args, supervise.EnvList(env))
+	err = syscall.Exec(cmd.Path, cmd.Argv, cmd.Attr.Env)
 	fmt.Fprintf(os.Stderr, "hinit: with-contenv: exec %s: %v\n", args[0], err)
-	return supervise.ExecFailureCode(err)
+	return launch.ExitCode(err)
 }
 
 // dropTiniFlags lets hinit stand in for /usr/bin/tini, so that old

@@ -102,3 +102,20 @@ func TestStaticServices(t *testing.T) {
 		t.Errorf("no essential failure line:\n%s", p.stderr)
 	}
 }
+
+// main.env wins over the HOME, USER and LOGNAME of main's user, as a
+// service's env: does (package launch's precedence).
+func TestMainOwnEnvWins(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	cfg := "user: \"10000:10000\"\nmain: {env: {HOME: /x, LOGNAME: me}}\n"
+	script := `echo "$(id -u) HOME=$HOME USER=$USER LOGNAME=$LOGNAME"`
+	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/sh", "-c", script}})
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if got, want := strings.TrimSpace(p.stdout.String()), "10000 HOME=/x USER=10000 LOGNAME=me"; got != want {
+		t.Errorf("main printed %q, want %q", got, want)
+	}
+}

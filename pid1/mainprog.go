@@ -2,7 +2,6 @@ package pid1
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -14,8 +13,8 @@ import (
 
 	"hinit/account"
 	"hinit/config"
+	"hinit/launch"
 	"hinit/reaper"
-	"hinit/supervise"
 )
 
 // mainProc is the container's main program: the container lives as long as
@@ -42,52 +41,48 @@ func routeMain(m config.Main, args []string, env map[string]string) []string {
 		if strings.Contains(first, "/") {
 			return args
 		}
-		if _, err := supervise.LookPath(first, env); err == nil {
+		if _, err := launch.LookPath(first, env); err == nil {
 			return args
 		}
 	}
 	return append(slices.Clone(m.Wrap), args...)
 }
 
-// startMain starts main in the container environment, completed with
-// main.env and the HOME, USER and LOGNAME of main's user. With a terminal
-// on stdin, main gets its own process group, made the terminal's foreground
-// group (the child does it between fork and exec, with signals blocked, so
-// no SIGTTOU can stop it); without one it still gets its own group so that
-// shutdown can kill all of it.
+// startMain starts main with the container environment, the HOME, USER
+// and LOGNAME of main's user, then main.env (package launch's precedence:
+// main.env wins). With a terminal on stdin, main gets its own process
+// group made the terminal's foreground group; without one it still gets
+// its own group so that shutdown can kill all of it.
 func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc, error) {
-	env := maps.Clone(container)
+	own := make(map[string]string, len(h.set.cfg.Main.Env))
 	for k, v := range h.set.cfg.Main.Env {
-		env[k] = config.Expand(v, container)
+		own[k] = config.Expand(v, container)
 	}
-	cred, err := h.mainCredential(env)
+	acct, err := h.mainUser()
 	if err != nil {
 		return nil, err
 	}
-	path, err := supervise.LookPath(argv[0], env)
-	if err != nil {
-		return nil, err
-	}
-	dir := config.Expand(h.set.cfg.Main.Workdir, env)
+	prog := launch.Program{Argv: argv, Env: container, User: acct, Switch: acct != nil, Own: own,
+		Workdir: config.Expand(h.set.cfg.Main.Workdir, container), Files: []uintptr{0, 1, 2}, Session: launch.NewGroup}
 	if h.tty {
+		prog.Session = launch.Foreground
 		waitForSize(0, 250*time.Millisecond)
 	}
-	sys := &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	if h.tty {
-		sys.Foreground, sys.Ctty = true, 0
+	cmd, err := prog.Build()
+	if err != nil {
+		return nil, err
 	}
-	attr := &syscall.ProcAttr{Dir: dir, Env: supervise.EnvList(env), Files: []uintptr{0, 1, 2}, Sys: sys}
-	pid, done, err := h.reaper.Start(path, argv, attr)
+	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr)
 	if err != nil {
 		return nil, fmt.Errorf("exec %s: %w", argv[0], err)
 	}
 	return &mainProc{argv: argv, pid: pid, done: done}, nil
 }
 
-// mainCredential is who main runs as: main.user, else the image's user,
-// when hinit is root. Not root: nothing is switched and nothing fails.
-// HOME, USER and LOGNAME follow the user main runs as.
-func (h *hinit) mainCredential(env map[string]string) (*syscall.Credential, error) {
+// mainUser is who main runs as: main.user, else the image's user, when
+// hinit is root. Not root (or no user configured): nil, nothing is
+// switched and nothing fails.
+func (h *hinit) mainUser() (*account.Account, error) {
 	spec := h.set.cfg.Main.User
 	if spec == "" {
 		spec = h.set.cfg.User
@@ -99,10 +94,7 @@ func (h *hinit) mainCredential(env map[string]string) (*syscall.Credential, erro
 	if err != nil {
 		return nil, fmt.Errorf("main.user: %w", err)
 	}
-	for k, v := range acct.Env() {
-		env[k] = v
-	}
-	return supervise.Credential(acct), nil
+	return acct, nil
 }
 
 // waitForSize waits, up to max, for the terminal on fd to get a real size.

@@ -20,14 +20,12 @@ func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(time.Second))
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { h.group.Shutdown(ctx, deadline) })
+	wg.Go(func() { h.mgr.Shutdown(ctx, deadline) })
 	wg.Go(func() { h.stopMain(deadline, mainSignalled) })
 	wg.Wait()
 	h.sweep(deadline)
 	h.cancelSvcs()
-	for _, s := range h.group.List() {
-		<-s.Done()
-	}
+	h.mgr.Wait()
 	h.log.Info("shutdown complete")
 }
 

@@ -62,11 +62,8 @@ func (a Action) Label() string {
 
 // Names of the files reconcile reads, removes and writes.
 const (
-	DefaultProfile = "default"
-	StateFile      = "gateway_state.json"
-	SoulFile       = "SOUL.md" // marks a real profile dir
-	BootLog        = "container-boot.log"
-	bootLogMax     = 256 << 10 // rotate to BootLog+".1" at this size
+	BootLog    = "container-boot.log"
+	bootLogMax = 256 << 10 // rotate to BootLog+".1" at this size
 )
 
 // staleFiles hold PIDs of a previous container's namespace.

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"hinit/gwstate"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +50,7 @@ func plantWorld(t *testing.T, w *world, logSize uint32, rootState, profState []b
 		os.Mkdir(d, 0o755)
 	}
 	os.WriteFile(w.outside+"/victim", []byte("untouched"), 0o644)
-	os.WriteFile(w.home+"/profiles/p/"+SoulFile, nil, 0o644)
+	os.WriteFile(w.home+"/profiles/p/"+gwstate.SoulFile, nil, 0o644)
 	put := func(bit uint8, p string, write func()) {
 		if links&bit != 0 {
 			os.Symlink(w.outside+"/victim", p)
@@ -64,8 +66,8 @@ func plantWorld(t *testing.T, w *world, logSize uint32, rootState, profState []b
 		put(2, logs+"/"+BootLog, func() { sparse(t, logs+"/"+BootLog, int64(logSize)) })
 		put(4, logs+"/"+BootLog+".1", func() {})
 	}
-	put(8, w.home+"/"+StateFile, func() { os.WriteFile(w.home+"/"+StateFile, rootState, 0o644) })
-	put(16, w.home+"/profiles/p/"+StateFile, func() { os.WriteFile(w.home+"/profiles/p/"+StateFile, profState, 0o644) })
+	put(8, w.home+"/"+gwstate.StateFileName, func() { os.WriteFile(w.home+"/"+gwstate.StateFileName, rootState, 0o644) })
+	put(16, w.home+"/profiles/p/"+gwstate.StateFileName, func() { os.WriteFile(w.home+"/profiles/p/"+gwstate.StateFileName, profState, 0o644) })
 	put(32, w.home+"/profiles/p/gateway.pid", func() {})
 }
 

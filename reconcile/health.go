@@ -37,7 +37,7 @@ func FailingGateways(sts []supervise.Status, template string, now time.Time, gra
 	}
 	var out []Failing
 	for _, st := range sts {
-		if st.Source != "template:"+template || st.Want != "up" || !failingState(st) {
+		if st.Source.Template() != template || st.Want != supervise.WantUp || !failingState(st) {
 			continue
 		}
 		since := st.FailingSince
@@ -45,7 +45,7 @@ func FailingGateways(sts []supervise.Status, template string, now time.Time, gra
 			since = st.Since
 		}
 		if d := now.Sub(since); d > grace {
-			out = append(out, Failing{Name: st.Name, State: st.State, For: d, Reason: st.Reason})
+			out = append(out, Failing{Name: st.Name, State: string(st.State), For: d, Reason: st.Reason})
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"hinit/gwstate"
+
 	"bytes"
 	"io/fs"
 	"log/slog"
@@ -44,7 +46,7 @@ func newWorld(t testing.TB) *world {
 	writeFile(t, filepath.Join(w.outside, "victim"), "untouched\n")
 	writeFile(t, filepath.Join(w.outside, "gateway_state.json"), `{"gateway_state":"running"}`)
 	mkdir(t, filepath.Join(w.outside, "profile"))
-	writeFile(t, filepath.Join(w.outside, "profile", SoulFile), "soul")
+	writeFile(t, filepath.Join(w.outside, "profile", gwstate.SoulFile), "soul")
 	writeFile(t, filepath.Join(w.outside, "profile", "gateway.pid"), "7")
 	return w
 }
@@ -56,9 +58,9 @@ func (w *world) profile(t testing.TB, name, state string) string {
 	dir := filepath.Join(w.home, "profiles", name)
 	mkdir(t, filepath.Join(w.home, "profiles"))
 	mkdir(t, dir)
-	writeFile(t, filepath.Join(dir, SoulFile), "soul")
+	writeFile(t, filepath.Join(dir, gwstate.SoulFile), "soul")
 	if state != "" {
-		writeFile(t, filepath.Join(dir, StateFile), state)
+		writeFile(t, filepath.Join(dir, gwstate.StateFileName), state)
 	}
 	return dir
 }

@@ -89,7 +89,7 @@ func TestFailingGateways(t *testing.T) {
 	now := testNow
 	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	exit := func(code int, sig syscall.Signal) *supervise.Exit { return &supervise.Exit{Code: code, Signal: sig} }
-	gw := func(name, state, want string, since, failing time.Time, last *supervise.Exit) supervise.Status {
+	gw := func(name string, state supervise.State, want supervise.Want, since, failing time.Time, last *supervise.Exit) supervise.Status {
 		return supervise.Status{Name: "gateway-" + name, Source: "template:gateway", State: state, Want: want,
 			Since: since, FailingSince: failing, LastExit: last, Reason: "why " + name}
 	}
@@ -141,7 +141,7 @@ func TestRunMultiplexAndDrain(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			writeFile(t, filepath.Join(w.home, StateFile), `{"desired_state":"running"}`)
+			writeFile(t, filepath.Join(w.home, gwstate.StateFileName), `{"desired_state":"running"}`)
 			writeFile(t, filepath.Join(w.home, ConfigFile), tc.config)
 			coder := w.profile(t, "coder", `{"desired_state":"running"}`)
 			writeFile(t, filepath.Join(coder, ConfigFile), "agent:\n  restart_drain_timeout: 20\n")
@@ -177,7 +177,7 @@ func TestRunRevertedDesiredState(t *testing.T) {
 	w := newWorld(t)
 	dir := w.profile(t, "coder", `{"desired_state":"running","gateway_state":"stopped","pid":7}`)
 	writeFile(t, filepath.Join(dir, gwstate.RecordName), `{"desired_state":"stopped","replaced":"running","written_at":"x"}`)
-	chown(t, filepath.Join(dir, StateFile))
+	chown(t, filepath.Join(dir, gwstate.StateFileName))
 	chown(t, filepath.Join(dir, gwstate.RecordName))
 	actions, err := w.run(t, false, "")
 	if err != nil || len(actions) != 2 {
@@ -186,7 +186,7 @@ func TestRunRevertedDesiredState(t *testing.T) {
 	if a := actions[1]; a.Profile != "coder" || a.Start || a.Prior != "stopped" {
 		t.Errorf("coder: %+v, want registered down with prior stopped", a)
 	}
-	if got := readString(t, filepath.Join(dir, StateFile)); !strings.Contains(got, `"desired_state":"stopped"`) || !strings.Contains(got, `"pid":7`) {
+	if got := readString(t, filepath.Join(dir, gwstate.StateFileName)); !strings.Contains(got, `"desired_state":"stopped"`) || !strings.Contains(got, `"pid":7`) {
 		t.Errorf("gateway_state.json not repaired: %s", got)
 	}
 	if !strings.Contains(w.logs.String(), "lost desired_state stopped") {

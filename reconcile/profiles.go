@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"hinit/config"
+	"hinit/gwstate"
+	"hinit/svcname"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,14 +25,14 @@ type profile struct {
 // when they are symlinks, named "default" or badly named; dirs without
 // SOUL.md are not profiles and are skipped silently. The error reports a
 // profiles dir that exists but cannot be listed.
-func listProfiles(home, template string, log *slog.Logger) ([]profile, error) {
-	list := []profile{{name: DefaultProfile, dir: home}}
-	names, err := readProfilesDir(filepath.Join(home, "profiles"), log)
+func listProfiles(home gwstate.Home, template string, log *slog.Logger) ([]profile, error) {
+	list := []profile{{name: gwstate.DefaultProfile, dir: home.ProfileDir(gwstate.DefaultProfile)}}
+	names, err := readProfilesDir(home.Profiles(), log)
 	if err != nil {
 		return list, err
 	}
 	for _, name := range names {
-		dir := filepath.Join(home, "profiles", name)
+		dir := filepath.Join(home.Profiles(), name) // "default" here is a dir to skip, not the home
 		if ok, err := isProfile(dir); !ok {
 			if err != nil {
 				log.Warn("reconcile: profile skipped", "dir", dir, "err", err)
@@ -85,19 +86,18 @@ func isProfile(dir string) (bool, error) {
 	case !st.IsDir():
 		return false, nil
 	}
-	_, err = os.Lstat(filepath.Join(dir, SoulFile))
+	_, err = os.Lstat(filepath.Join(dir, gwstate.SoulFile))
 	return err == nil, nil
 }
 
 // badName says why name cannot be a gateway slot, or "" when it can.
 func badName(name, template string) string {
 	switch {
-	case name == DefaultProfile:
+	case name == gwstate.DefaultProfile:
 		return "\"default\" is reserved for $HERMES_HOME itself"
-	case !config.ValidProfile(name):
-		return "invalid name (expected ^[a-z0-9][a-z0-9_-]*$)"
-	case len(template)+1+len(name) > config.MaxNameLen:
-		return fmt.Sprintf("name too long (%s-<name> is at most %d bytes)", template, config.MaxNameLen)
+	}
+	if err := svcname.CheckInstance(template, name); err != nil {
+		return err.Error()
 	}
 	return ""
 }

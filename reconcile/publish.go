@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/svcname"
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
@@ -43,7 +44,7 @@ func Publish(scandir, template, instance string, down bool, env map[string]strin
 
 // PublishSlot is Publish with every field of a slot.
 func PublishSlot(scandir string, s Slot) error {
-	name := s.Template + "-" + s.Instance
+	name := svcname.Join(s.Template, s.Instance)
 	if err := checkRef(s.Template, s.Instance, s.Env); err != nil {
 		return fmt.Errorf("publish %s: %w", name, err)
 	}
@@ -76,11 +77,8 @@ func PublishSlot(scandir string, s Slot) error {
 
 // checkRef refuses what config would refuse when the slot is read back.
 func checkRef(template, instance string, env map[string]string) error {
-	if !config.ValidName(template) {
-		return fmt.Errorf("%w: template %q", ErrInvalid, template)
-	}
-	if !config.ValidProfile(instance) || len(template)+1+len(instance) > config.MaxNameLen {
-		return fmt.Errorf("%w: instance %q", ErrInvalid, instance)
+	if err := svcname.CheckInstance(template, instance); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for k, v := range env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {

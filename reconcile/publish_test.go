@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"hinit/svcname"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -88,11 +90,11 @@ func TestPublishRefuses(t *testing.T) {
 
 func TestPublishLongestName(t *testing.T) {
 	scan := t.TempDir()
-	instance := strings.Repeat("a", 251-len("gateway-"))
+	instance := strings.Repeat("a", svcname.MaxProfileLen)
 	if err := Publish(scan, "gateway", instance, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, scan); len(got) != 1 || len(got[0]) != 251 {
+	if got := entries(t, scan); len(got) != 1 || len(got[0]) != len("gateway-")+svcname.MaxProfileLen {
 		t.Errorf("scandir = %v", got)
 	}
 }

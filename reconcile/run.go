@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"hinit/config"
 	"hinit/gwstate"
+	"hinit/svcname"
 )
 
 // Run reconciles every gateway slot with the desired state its profile
@@ -31,15 +31,16 @@ func Run(opts Options) ([]Action, error) {
 		return nil, err
 	}
 	log := opts.Logger
+	home := gwstate.Home(opts.Home) // resolved by withDefaults
 	if strings.EqualFold(strings.TrimSpace(opts.Bootstrap), gwstate.Running) {
-		seed(filepath.Join(opts.Home, StateFile), log)
+		seed(home.StateFile(gwstate.DefaultProfile), log)
 	}
 	multiplex := multiplexed(opts)
-	profiles, listErr := listProfiles(opts.Home, opts.Template, log)
+	profiles, listErr := listProfiles(home, opts.Template, log)
 	errs := []error{listErr}
 	actions := make([]Action, 0, len(profiles))
 	for _, p := range profiles {
-		a, err := reconcileOne(opts, p, multiplex && p.name != DefaultProfile)
+		a, err := reconcileOne(opts, p, multiplex && p.name != gwstate.DefaultProfile)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -59,7 +60,7 @@ func Run(opts Options) ([]Action, error) {
 func multiplexed(opts Options) bool {
 	cfg, err := readConfig(opts.Home)
 	if err != nil {
-		opts.Logger.Warn("reconcile: "+err.Error()+": multiplex_profiles taken from "+EnvMultiplex+" alone", "profile", DefaultProfile)
+		opts.Logger.Warn("reconcile: "+err.Error()+": multiplex_profiles taken from "+EnvMultiplex+" alone", "profile", gwstate.DefaultProfile)
 	}
 	return Multiplex(opts.Env[EnvMultiplex], cfg)
 }
@@ -91,7 +92,7 @@ func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
 	err = PublishSlot(opts.Scandir, Slot{Template: opts.Template, Instance: p.name, Down: !a.Start, StopTimeout: a.StopTimeout})
 	switch {
 	case errors.Is(err, ErrExists):
-		a.Warning = join(a.Warning, fmt.Sprintf("slot %s-%s already exists: left as it is", opts.Template, p.name))
+		a.Warning = join(a.Warning, fmt.Sprintf("slot %s already exists: left as it is", gwstate.Slot(opts.Template, p.name)))
 	case err != nil:
 		return a, fmt.Errorf("reconcile profile %s: %w", p.name, err)
 	}
@@ -103,7 +104,7 @@ func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
 // (gwstate.Resolve), hinit's record counts and is written back, so the file
 // says it again for hermes' own readers.
 func readIntent(opts Options, p profile) (gwstate.Intent, error) {
-	path := filepath.Join(p.dir, StateFile)
+	path := filepath.Join(p.dir, gwstate.StateFileName)
 	in, err := gwstate.ReadIntent(path)
 	if err != nil || !in.Reverted {
 		return in, err
@@ -121,7 +122,7 @@ func seed(path string, log *slog.Logger) {
 	created, err := gwstate.Seed(path)
 	switch {
 	case err != nil:
-		log.Warn("reconcile: bootstrap state not seeded: "+err.Error(), "profile", DefaultProfile)
+		log.Warn("reconcile: bootstrap state not seeded: "+err.Error(), "profile", gwstate.DefaultProfile)
 	case created:
 		log.Info("reconcile: seeded gateway_state running (HERMES_GATEWAY_BOOTSTRAP_STATE)", "file", path)
 	}
@@ -134,12 +135,10 @@ func (o Options) withDefaults() (Options, error) {
 	if !filepath.IsAbs(o.Home) || !filepath.IsAbs(o.Scandir) {
 		return o, fmt.Errorf("reconcile: home %q and scandir %q must be absolute paths", o.Home, o.Scandir)
 	}
-	if !config.ValidName(o.Template) {
-		return o, fmt.Errorf("reconcile: template %q: %w", o.Template, ErrInvalid)
+	if err := svcname.CheckTemplate(o.Template); err != nil {
+		return o, fmt.Errorf("reconcile: %w: %w", ErrInvalid, err)
 	}
-	if home, err := filepath.EvalSymlinks(o.Home); err == nil {
-		o.Home = home
-	}
+	o.Home = string(gwstate.ResolveHome(o.Home))
 	if o.Now == nil {
 		o.Now = time.Now
 	}

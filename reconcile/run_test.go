@@ -1,6 +1,10 @@
 package reconcile
 
 import (
+	"hinit/gwstate"
+
+	"hinit/svcname"
+
 	"errors"
 	"io/fs"
 	"os"
@@ -12,7 +16,7 @@ import (
 
 func TestRun(t *testing.T) {
 	w := newWorld(t)
-	writeFile(t, filepath.Join(w.home, StateFile), `{"gateway_state":"running","pid":9}`)
+	writeFile(t, filepath.Join(w.home, gwstate.StateFileName), `{"gateway_state":"running","pid":9}`)
 	writeFile(t, filepath.Join(w.home, "gateway.pid"), `{"pid":9}`)
 	writeFile(t, filepath.Join(w.home, "processes.json"), `[]`)
 	coder := w.profile(t, "coder", `{"gateway_state":"running"}`)
@@ -24,8 +28,8 @@ func TestRun(t *testing.T) {
 	broken := w.profile(t, "broken", `{"gateway_state":`)
 	w.profile(t, "default", `{"gateway_state":"running"}`)
 	w.profile(t, "Bad.Name", `{"gateway_state":"running"}`)
-	w.profile(t, strings.Repeat("x", 251-len("gateway-")+1), `{"gateway_state":"running"}`)
-	longest := strings.Repeat("y", 251-len("gateway-"))
+	w.profile(t, strings.Repeat("x", svcname.MaxProfileLen+1), `{"gateway_state":"running"}`)
+	longest := strings.Repeat("y", svcname.MaxProfileLen) // as long as hermes allows
 	w.profile(t, longest, `{"gateway_state":"running"}`)
 	mkdir(t, filepath.Join(w.home, "profiles", "nosoul"))
 	writeFile(t, filepath.Join(w.home, "profiles", "file"), "")
@@ -104,7 +108,7 @@ func TestRunBootstrap(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
-			p := filepath.Join(w.home, StateFile)
+			p := filepath.Join(w.home, gwstate.StateFileName)
 			if tc.existing != "" {
 				writeFile(t, p, tc.existing)
 			}

@@ -1,6 +1,8 @@
 package reconcile
 
 import (
+	"hinit/gwstate"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +52,7 @@ func TestSymlinksNotFollowed(t *testing.T) {
 		}},
 		{"gateway_state.json", func(t *testing.T, w *world) {
 			dir := w.profile(t, "x", "")
-			symlink(t, filepath.Join(w.outside, "gateway_state.json"), filepath.Join(dir, StateFile))
+			symlink(t, filepath.Join(w.outside, "gateway_state.json"), filepath.Join(dir, gwstate.StateFileName))
 		}, func(t *testing.T, w *world, actions []Action) {
 			a := find(actions, "x")
 			if a == nil || a.Start || a.Prior != "none" || !strings.Contains(a.Warning, "symlink") {
@@ -58,7 +60,7 @@ func TestSymlinksNotFollowed(t *testing.T) {
 			}
 		}},
 		{"root gateway_state.json", func(t *testing.T, w *world) {
-			symlink(t, filepath.Join(w.outside, "gateway_state.json"), filepath.Join(w.home, StateFile))
+			symlink(t, filepath.Join(w.outside, "gateway_state.json"), filepath.Join(w.home, gwstate.StateFileName))
 		}, func(t *testing.T, w *world, actions []Action) {
 			if a := find(actions, "default"); a == nil || a.Start || !strings.Contains(a.Warning, "symlink") {
 				t.Errorf("action = %+v, want down with a symlink warning", a)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/svcname"
 )
 
 // rescan marks every name dirty: those on disk and those we know, so names
@@ -91,8 +93,10 @@ func (w *Watcher) look(name string) *Entry {
 		return nil
 	case err != nil:
 		w.warnOnce(name, "scandir: ignoring entry: cannot stat it", "err", err)
-	case !ValidName(name):
-		w.warnOnce(name, "scandir: ignoring entry: invalid service name (want ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)")
+	case svcname.Check(name) != nil:
+		// Names starting with '.' never are valid, which is what makes a
+		// writer's temporary dir invisible.
+		w.warnOnce(name, "scandir: ignoring entry: "+svcname.Check(name).Error())
 	case fi.Mode()&fs.ModeSymlink != 0:
 		w.warnOnce(name, "scandir: ignoring entry: a symlink, never followed; rename a real dir into place")
 	case !fi.IsDir():

@@ -39,7 +39,6 @@ import (
 	"errors"
 	"time"
 
-	"hinit/svcname"
 	"hinit/trust"
 )
 
@@ -48,10 +47,6 @@ import (
 // anyone who can write to the scandir must not be able to make PID 1 load
 // gigabytes.
 const MaxYAMLSize = 64 << 10
-
-// MaxNameLen is the longest service name, in bytes (SPEC §3): it leaves room
-// under NAME_MAX (255) for the ".tmp" suffix writers build under.
-const MaxNameLen = svcname.MaxLen
 
 // DefaultSafetyRescan is how often New's Watcher rescans the whole scandir in
 // case an event was ever missed. It is the only timer of an idle Watcher.
@@ -67,12 +62,6 @@ var (
 	// or moved: nothing more can be watched.
 	ErrScandirGone = errors.New("scandir: scandir was removed or moved")
 )
-
-// ValidName reports whether name may name a service (SPEC §3). Names starting
-// with '.' never are, which is what makes a writer's temporary dir invisible.
-func ValidName(name string) bool {
-	return svcname.Valid(name)
-}
 
 // Entry is one dynamic service as found on disk. Its fields are read-only for
 // the consumer: the Watcher keeps the same YAML slice to compare against.

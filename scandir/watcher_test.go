@@ -80,12 +80,12 @@ func TestIgnoredEntries(t *testing.T) {
 		{"uppercase name", func(t *testing.T, dir string) string {
 			mkService(t, dir, "Gateway")
 			return "Gateway"
-		}, "invalid service name"},
+		}, "is not a valid service name"},
 		{"name of 252 bytes", func(t *testing.T, dir string) string {
 			n := strings.Repeat("a", 252)
 			mkService(t, dir, n)
 			return n
-		}, "invalid service name"},
+		}, "is not a valid service name"},
 		{"symlink to a service dir", func(t *testing.T, dir string) string {
 			target := t.TempDir()
 			mkService(t, target, "real")

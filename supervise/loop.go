@@ -8,6 +8,7 @@ import (
 
 	"hinit/config"
 	"hinit/reaper"
+	"hinit/signame"
 	"hinit/svclog"
 )
 
@@ -18,7 +19,7 @@ type runner struct {
 	def  *config.Service // as registered; expanded at each start
 
 	want     bool // up
-	state    string
+	state    State
 	reason   string
 	since    time.Time
 	proc     *instance // the running process, or nil
@@ -164,7 +165,7 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	if requested {
 		r.writeMarker()
 	}
-	sig, _ := config.SignalByName(r.proc.def.Stop.Signal)
+	sig, _ := signame.Parse(r.proc.def.Stop.Signal)
 	if sig == 0 {
 		sig = syscall.SIGTERM
 	}
@@ -221,7 +222,7 @@ func (r *runner) stopTimer() {
 }
 
 // set enters state with reason and publishes the snapshot.
-func (r *runner) set(state, reason string) {
+func (r *runner) set(state State, reason string) {
 	if state != r.state {
 		r.since = time.Now()
 	}

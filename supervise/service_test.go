@@ -105,7 +105,7 @@ func (f *fixture) add(d *config.Service, up bool) *Service {
 	return s
 }
 
-func waitState(t *testing.T, s *Service, state string) Status {
+func waitState(t *testing.T, s *Service, state State) Status {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -138,7 +138,7 @@ func TestRestartPolicy(t *testing.T) {
 		restart   string
 		noRestart []int
 		code      string
-		want      string // state after the first exit
+		want      State // state after the first exit
 	}{
 		{"always, exit 0 listed as no-restart", config.RestartAlways, []int{0, 78}, "0", StateExited},
 		{"always, exit 78 listed as no-restart", config.RestartAlways, []int{0, 78}, "78", StateExited},
@@ -267,7 +267,7 @@ func TestEnvAndUserAtEachStart(t *testing.T) {
 	s.Start()
 	testprog.WaitFor(t, 10*time.Second, "second run logged", func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "logs", "current"))
-		return strings.Count(string(b), "uid=") == 2
+		return strings.Count(string(b), "GREETING=") == 2 // printed after the uid= line
 	})
 	t.Log(s.Status())
 	b, _ := os.ReadFile(filepath.Join(dir, "logs", "current"))
@@ -359,7 +359,7 @@ func TestRestartNowExitCodes(t *testing.T) {
 	s := f.add(d, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	var seen []string
+	var seen []State
 	st, err := s.WaitFor(ctx, func(st Status) bool {
 		seen = append(seen, st.State)
 		return st.Restarts >= 6

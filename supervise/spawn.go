@@ -2,18 +2,14 @@ package supervise
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"syscall"
 	"time"
 
 	"hinit/account"
 	"hinit/asuser"
 	"hinit/config"
+	"hinit/launch"
 	"hinit/reaper"
 	"hinit/svclog"
 )
@@ -30,15 +26,16 @@ type instance struct {
 }
 
 // spawn starts a new instance from the current definition, expanded against
-// the container environment of this moment. A failure to start counts as a
-// quick exit with 127 (not found) or 126 (cannot execute).
+// the container environment of this moment (package launch builds it). A
+// failure to start counts as a quick exit with 127 (not found) or 126
+// (cannot execute).
 func (r *runner) spawn() {
 	env := r.deps.Environ()
 	def := r.def.Expanded(env)
 	inst, err := r.startProcess(def, env)
 	if err != nil {
 		r.deps.Log.Error("cannot start", "svc", r.name, "err", err)
-		r.lastExit = &Exit{Code: ExecFailureCode(err), At: time.Now()}
+		r.lastExit = &Exit{Code: launch.ExitCode(err), At: time.Now()}
 		r.afterExit(def, 0, err.Error(), true)
 		return
 	}
@@ -59,20 +56,11 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	if err != nil {
 		return nil, err
 	}
-	environ := buildEnv(env, acct, def.Env)
-	argv0, err := LookPath(def.Command[0], environ)
+	prog := launch.Program{Argv: def.Command, Env: env, User: acct, Switch: r.deps.Root, Own: def.Env,
+		Workdir: def.Workdir, InHome: true, Session: launch.NewSession}
+	cmd, err := prog.Build()
 	if err != nil {
-		return nil, err
-	}
-	dir := def.Workdir
-	if dir == "" {
-		dir = acct.Home
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		if def.Workdir != "" {
-			return nil, fmt.Errorf("workdir %s: not a directory", dir)
-		}
-		dir = "/"
+		return nil, err // before the log opens: a command that cannot run creates no log file
 	}
 	log, err := r.openLog(def, acct)
 	if err != nil {
@@ -92,9 +80,8 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 		cancel()
 		return nil, err
 	}
-	attr := &syscall.ProcAttr{Dir: dir, Env: EnvList(environ), Files: files,
-		Sys: &syscall.SysProcAttr{Setsid: true, Credential: r.credential(acct)}}
-	pid, done, err := r.deps.Spawner.Start(argv0, def.Command, attr)
+	cmd.Attr.Files = files
+	inst.pid, inst.done, err = r.deps.Spawner.Start(cmd.Path, cmd.Argv, cmd.Attr)
 	if notify != nil {
 		notify.Close() // the child has its copy
 	}
@@ -102,7 +89,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 		cancel()
 		return nil, fmt.Errorf("exec %s: %w", def.Command[0], err)
 	}
-	inst.pid, inst.done, inst.started = pid, done, time.Now()
+	inst.started = time.Now()
 	return inst, nil
 }
 
@@ -119,23 +106,6 @@ func (r *runner) account(spec string) (*account.Account, error) {
 		spec = "0"
 	}
 	return account.Lookup(spec)
-}
-
-func (r *runner) credential(a *account.Account) *syscall.Credential {
-	if !r.deps.Root {
-		return nil
-	}
-	return Credential(a)
-}
-
-// Credential is the process credential of a: uid, gid and supplementary
-// groups.
-func Credential(a *account.Account) *syscall.Credential {
-	groups := make([]uint32, len(a.Groups))
-	for i, g := range a.Groups {
-		groups[i] = uint32(g)
-	}
-	return &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID), Groups: groups}
 }
 
 // openLog returns the service's log, opening it at the first start and
@@ -175,63 +145,4 @@ func (r *runner) closeLogs() {
 			l.Close(ctx)
 		}
 	}
-}
-
-// buildEnv is the container environment, then HOME, USER and LOGNAME of
-// the service's user, then the service's own env.
-func buildEnv(base map[string]string, acct *account.Account, own map[string]string) map[string]string {
-	env := make(map[string]string, len(base)+len(own)+3)
-	for k, v := range base {
-		env[k] = v
-	}
-	for k, v := range acct.Env() {
-		env[k] = v
-	}
-	for k, v := range own {
-		env[k] = v
-	}
-	return env
-}
-
-// EnvList turns an environment map into sorted KEY=VALUE entries.
-func EnvList(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// ErrNotFound is returned when a command is not on PATH.
-var ErrNotFound = errors.New("executable file not found in $PATH")
-
-// LookPath finds file on the PATH of env (the process's, not hinit's).
-func LookPath(file string, env map[string]string) (string, error) {
-	if strings.Contains(file, "/") {
-		return file, nil
-	}
-	path, ok := env["PATH"]
-	if !ok {
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, file)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
-}
-
-// ExecFailureCode is what a shell reports for a command it cannot run:
-// 127 when it does not exist, 126 when it cannot be executed.
-func ExecFailureCode(err error) int {
-	if errors.Is(err, ErrNotFound) || errors.Is(err, syscall.ENOENT) {
-		return 127
-	}
-	return 126
 }

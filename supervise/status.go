@@ -1,19 +1,32 @@
 package supervise
 
 import (
+	"hinit/config"
 	"syscall"
 	"time"
 )
 
-// States of a service (SPEC §3).
+// State is where a service is (SPEC §3), as status shows it.
+type State string
+
+// States of a service.
 const (
-	StateDown     = "down"     // not wanted
-	StateStarting = "starting" // spawned, not ready yet
-	StateUp       = "up"       // ready
-	StateStopping = "stopping" // stop signal sent, waiting for the exit
-	StateBackoff  = "backoff"  // waiting to restart
-	StateExited   = "exited"   // ended with a no-restart code or restart: never
-	StateFailed   = "failed"   // gave up; down until someone starts it
+	StateDown     State = "down"     // not wanted
+	StateStarting State = "starting" // spawned, not ready yet
+	StateUp       State = "up"       // ready
+	StateStopping State = "stopping" // stop signal sent, waiting for the exit
+	StateBackoff  State = "backoff"  // waiting to restart
+	StateExited   State = "exited"   // ended with a no-restart code or restart: never
+	StateFailed   State = "failed"   // gave up; down until someone starts it
+)
+
+// Want is what was last asked of a service: up or down.
+type Want string
+
+// Wants of a service.
+const (
+	WantUp   Want = "up"
+	WantDown Want = "down"
 )
 
 // Exit is how the last run of a service ended.
@@ -26,15 +39,15 @@ type Exit struct {
 // Status is a snapshot of one service, safe to read from any goroutine.
 type Status struct {
 	Name      string
-	State     string
-	Want      string // "up" or "down"
+	State     State
+	Want      Want
 	PID       int
 	Since     time.Time // when State was entered
 	Ready     bool
 	Restarts  int   // restarts since the last requested start
 	LastExit  *Exit // nil before the first exit
 	Reason    string
-	Source    string // "static", "scandir", "template:<name>"
+	Source    config.Source
 	LogPath   string // the log file being written; "" before the first start or without log.dir
 	LogDir    string // log.dir of the definition as written (may hold ${VAR}); "" without one
 	LostLines uint64
@@ -53,9 +66,9 @@ func (s Status) Running() bool {
 	return s.State == StateStarting || s.State == StateUp || s.State == StateStopping
 }
 
-func wantWord(up bool) string {
+func wantWord(up bool) Want {
 	if up {
-		return "up"
+		return WantUp
 	}
-	return "down"
+	return WantDown
 }

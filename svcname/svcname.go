@@ -1,18 +1,62 @@
-// Package svcname holds the one rule for the names of services and hermes
-// profiles (SPEC §3, §5), shared by the configuration, the scandir watcher
-// and the control protocol so that all three always agree. It is a leaf
-// without dependencies: hsvc links it too.
+// Package svcname holds the one rule for the names of services, templates
+// and hermes profiles (SPEC §3, §5), and the messages that explain it. The
+// configuration, the scandir watcher, the control protocol and the boot
+// reconcile all call it, so that they always agree on what a name is and
+// say so in the same words. It is a leaf without dependencies: hsvc links
+// it too.
 package svcname
 
-// MaxLen is the longest service name: a scandir dir name that still fits a
-// file name (255 bytes) once a writer adds ".tmp" to build it.
-const MaxLen = 251
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Length limits, one per kind of name.
+const (
+	// MaxLen is the longest service (or template) name: a scandir dir
+	// name that still fits a file name (255 bytes) once a writer adds
+	// ".tmp" to build it.
+	MaxLen = 251
+	// MaxProfileLen is the longest hermes profile name, as hermes itself
+	// allows it (hermes_cli/profiles.py: [a-z0-9][a-z0-9_-]{0,63}).
+	MaxProfileLen = 64
+)
 
 // Rules as they appear in messages.
 const (
 	Rule        = "^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes"
-	ProfileRule = "^[a-z0-9][a-z0-9_-]*$, at most 251 bytes"
+	ProfileRule = "^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes"
 )
+
+// ErrInvalid matches (errors.Is) every error of the Check functions.
+var ErrInvalid = errors.New("invalid name")
+
+// nameError is an invalid name with the kind and rule it broke.
+type nameError struct {
+	kind, name, rule string
+}
+
+func (e *nameError) Error() string {
+	return fmt.Sprintf("%s is not a valid %s name (expected %s)", Quote(e.name), e.kind, e.rule)
+}
+
+// Quote quotes a name for a message, cut to its first 64 bytes: a name
+// too long to be valid must not make the message as long.
+func Quote(s string) string {
+	const max = 64
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func (e *nameError) Is(target error) bool { return target == ErrInvalid }
 
 // Valid reports whether name may name a service (or a template):
 // ^[a-z0-9][a-z0-9_.-]*$, at most MaxLen bytes. Such a name is safe as a
@@ -21,8 +65,46 @@ const (
 func Valid(name string) bool { return len(name) <= MaxLen && validChars(name, true) }
 
 // ValidProfile reports whether name may name a hermes profile, and so a
-// template instance: ^[a-z0-9][a-z0-9_-]*$ (no dot), at most MaxLen bytes.
-func ValidProfile(name string) bool { return len(name) <= MaxLen && validChars(name, false) }
+// template instance: ^[a-z0-9][a-z0-9_-]*$ (no dot), at most MaxProfileLen
+// bytes.
+func ValidProfile(name string) bool { return len(name) <= MaxProfileLen && validChars(name, false) }
+
+// Check returns nil for a valid service name, else an error saying what
+// the rule is.
+func Check(name string) error { return check("service", name, Valid(name), Rule) }
+
+// CheckTemplate is Check for a template's name.
+func CheckTemplate(name string) error { return check("template", name, Valid(name), Rule) }
+
+// CheckProfile returns nil for a valid profile name.
+func CheckProfile(name string) error { return check("profile", name, ValidProfile(name), ProfileRule) }
+
+// CheckInstance checks a template instance: the template's name, the
+// instance as a profile name, and the service name they make together.
+func CheckInstance(template, instance string) error {
+	if err := CheckTemplate(template); err != nil {
+		return err
+	}
+	if err := CheckInstanceName(instance); err != nil {
+		return err
+	}
+	return Check(Join(template, instance))
+}
+
+// CheckInstanceName checks an instance name alone: a profile name.
+func CheckInstanceName(instance string) error {
+	return check("instance", instance, ValidProfile(instance), ProfileRule)
+}
+
+// Join is the service name of a template's instance: <template>-<instance>.
+func Join(template, instance string) string { return template + "-" + instance }
+
+func check(kind, name string, ok bool, rule string) error {
+	if ok {
+		return nil
+	}
+	return &nameError{kind, name, rule}
+}
 
 func validChars(s string, dot bool) bool {
 	if s == "" {

@@ -1,6 +1,7 @@
 package svcname
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,9 @@ func TestValid(t *testing.T) {
 		{"sp ace", false, false},
 		{"a/b", false, false},
 		{"..", false, false},
-		{strings.Repeat("a", 251), true, true},
+		{strings.Repeat("a", 64), true, true},
+		{strings.Repeat("a", 65), true, false},
+		{strings.Repeat("a", 251), true, false},
 		{strings.Repeat("a", 252), false, false},
 	}
 	for _, tt := range tests {
@@ -31,6 +34,31 @@ func TestValid(t *testing.T) {
 		}
 		if got := ValidProfile(tt.name); got != tt.profile {
 			t.Errorf("ValidProfile(%q) = %v, want %v", tt.name, got, tt.profile)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		template, instance string
+		want               string // "" = valid
+	}{
+		{"gateway", "coder", ""},
+		{"gateway", "a.b", `"a.b" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`},
+		{"Gateway", "coder", `"Gateway" is not a valid template name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`},
+		{strings.Repeat("t", 200), strings.Repeat("i", 60), `"` + strings.Repeat("t", 64) +
+			`..." is not a valid service name (expected ^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes)`},
+	}
+	for _, tt := range tests {
+		err := CheckInstance(tt.template, tt.instance)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("CheckInstance(%q, %q) = %v", tt.template, tt.instance, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tt.want || !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckInstance(%q, %q) = %v\nwant %s", tt.template, tt.instance, err, tt.want)
 		}
 	}
 }

@@ -117,14 +117,18 @@ func TestGatewayStopAll(t *testing.T) {
 }
 
 // TestBrokenProfileNotRestarted: a gateway that exits 78 (fatal
-// configuration) is left exited, never restarted (hermes#51228).
+// configuration) is left exited, never restarted (hermes#51228), and
+// `gateway start` (hsvc start --wait) says so instead of "started".
 func TestBrokenProfileNotRestarted(t *testing.T) {
 	t.Parallel()
 	c := start(t, nil, "sleep", "infinity")
 	c.booted()
 	c.hermes("profile", "create", "broken")
 	c.sh("hermes", "touch "+home+"/profiles/broken/FAKE_BROKEN")
-	c.hermes("-p", "broken", "gateway", "start")
+	if r := c.exec("hermes", "hermes", "-p", "broken", "gateway", "start"); r.code != 1 ||
+		!strings.Contains(r.stderr, "gateway-broken is exited: exit 78") {
+		t.Errorf("gateway start of a gateway exiting 78: exit %d %q%q, want 1 with the reason", r.code, r.stdout, r.stderr)
+	}
 	s := c.waitState("gateway-broken", "exited", 20*time.Second, func(s svc) bool { return s.State == "exited" })
 	if s.Restarts != 0 || s.PID != 0 || s.LastExit == nil || s.LastExit.Code != 78 {
 		t.Errorf("broken gateway %+v, want exited with 78 and no restart", s)
@@ -143,7 +147,10 @@ func TestCrashLoopEndsFailed(t *testing.T) {
 	c.booted()
 	c.hermes("profile", "create", "crashy")
 	c.sh("hermes", "touch "+home+"/profiles/crashy/FAKE_CRASH")
-	c.hermes("-p", "crashy", "gateway", "start")
+	if r := c.exec("hermes", "hermes", "-p", "crashy", "gateway", "start"); r.code != 1 ||
+		!strings.Contains(r.stderr, "gateway-crashy is backoff: exit 1") {
+		t.Errorf("gateway start of a crashing gateway: exit %d %q%q, want 1 with the reason", r.code, r.stdout, r.stderr)
+	}
 	sawBackoff := false
 	s := c.waitState("gateway-crashy", "failed", 60*time.Second, func(s svc) bool {
 		sawBackoff = sawBackoff || s.State == "backoff"

@@ -1,6 +1,7 @@
-package pid1
+package manager
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -9,11 +10,14 @@ import (
 	"hinit/config"
 	"hinit/control"
 	"hinit/reconcile"
+	"hinit/signame"
 	"hinit/supervise"
 	"hinit/svclog"
 )
 
-func (h *hinit) status(names []string) *control.Response {
+// status lists every service, then the scandir dirs that are not
+// services; or the services and dirs named.
+func (m *Manager) status(_ context.Context, _ control.Caller, req *control.Request) *control.Response {
 	resp := control.OK()
 	var env map[string]string
 	add := func(st supervise.Status) {
@@ -22,38 +26,38 @@ func (h *hinit) status(names []string) *control.Response {
 			// Not started yet: where its log will be, as its next
 			// start would expand log.dir (read once per request).
 			if env == nil {
-				env = h.containerEnv()
+				env = m.environ()
 			}
 			cs.LogPath = svclog.CurrentPath(config.Expand(st.LogDir, env))
 		}
 		resp.Services = append(resp.Services, cs)
 	}
-	if len(names) == 0 {
-		for _, s := range h.group.List() {
+	if len(req.Names) == 0 {
+		for _, s := range m.group.List() {
 			add(s.Status())
 		}
-		for _, st := range h.dyn.noted() {
+		for _, st := range m.dyn.noted() {
 			add(st)
 		}
 		return resp
 	}
-	for _, name := range names {
-		if s := h.group.Get(name); s != nil {
+	for _, name := range req.Names {
+		if s := m.group.Get(name); s != nil {
 			add(s.Status())
-		} else if st, ok := h.dyn.notedAs(name); ok {
+		} else if st, ok := m.dyn.notedOne(name); ok {
 			add(st)
 		} else {
-			return control.Errorf(control.CodeNoService, "no such service: %s (hsvc list shows the services)", name)
+			return m.noService(name)
 		}
 	}
 	return resp
 }
 
-func (h *hinit) list(prefix string) *control.Response {
+func (m *Manager) list(_ context.Context, _ control.Caller, req *control.Request) *control.Response {
 	resp := control.OK()
 	resp.Names = []string{}
-	for _, s := range h.group.List() {
-		if strings.HasPrefix(s.Name(), prefix) {
+	for _, s := range m.group.List() {
+		if strings.HasPrefix(s.Name(), req.Prefix) {
 			resp.Names = append(resp.Names, s.Name())
 		}
 	}
@@ -62,26 +66,25 @@ func (h *hinit) list(prefix string) *control.Response {
 }
 
 // check is the health probe: hinit answers and no essential service failed.
-func (h *hinit) check() *control.Response {
-	if h.stopping.Load() {
+func (m *Manager) check(context.Context, control.Caller, *control.Request) *control.Response {
+	if m.stopping.Load() {
 		return control.Errorf(control.CodeFailed, "the container is shutting down")
 	}
 	var sts []supervise.Status
-	for _, s := range h.group.List() {
+	for _, s := range m.group.List() {
 		st := s.Status()
 		sts = append(sts, st)
 		if st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited) {
 			return control.Errorf(control.CodeFailed, "essential service %s is %s: %s", st.Name, st.State, st.Reason)
 		}
 	}
-	// Temporary wiring (issue 13 item 6) until the check moves to manager.
-	if err := reconcile.CheckGateways(sts, h.gatewayTemplate(), time.Now(), h.set.checkGrace); err != nil {
+	if err := reconcile.CheckGateways(sts, m.gw.template(), time.Now(), m.checkGrace); err != nil {
 		return control.Errorf(control.CodeFailed, "%v", err)
 	}
 	return control.OK()
 }
 
-func (h *hinit) shutdownRequest(c control.Caller, req *control.Request) *control.Response {
+func (m *Manager) shutdownRequest(_ context.Context, c control.Caller, req *control.Request) *control.Response {
 	if !c.May(control.VerbShutdown, false) {
 		return control.Errorf(control.CodePermission, "permission denied: only root may shut the container down")
 	}
@@ -89,15 +92,12 @@ func (h *hinit) shutdownRequest(c control.Caller, req *control.Request) *control
 	if req.ExitCode != nil {
 		code = *req.ExitCode
 	}
-	select {
-	case h.stopRequest <- code:
-	default: // a shutdown is already on its way
-	}
+	m.shutdown(code)
 	return control.OK()
 }
 
-func (h *hinit) signal(s *supervise.Service, name string) *control.Response {
-	sig, err := control.ParseSignal(name)
+func (m *Manager) signal(_ context.Context, _ control.Caller, s *supervise.Service, req *control.Request) *control.Response {
+	sig, err := signame.Parse(req.Signal)
 	if err != nil {
 		return control.Errorf(control.CodeUsage, "%v", err)
 	}

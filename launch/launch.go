@@ -1,0 +1,205 @@
+// Package launch is the one builder of how hinit starts a program: a
+// service, the main program, a boot hook, or with-contenv's command. It
+// decides who the program runs as (uid, gid, supplementary groups), its
+// environment, its working dir, its session or process group and its
+// terminal, and what exit status a program that cannot run gets. It forks
+// nothing itself: the Cmd it builds goes to reaper.Start, the only place
+// hinit forks (or to syscall.Exec for with-contenv).
+//
+// # Environment precedence
+//
+// Later layers win:
+//
+//  1. the base environment: hinit's own, plus env: of hinit.yaml;
+//  2. the container environment dir ($HINIT_RUNTIME_DIR/env) as the boot
+//     hooks left it, which replaces 1 when it can be read;
+//  3. HOME, USER and LOGNAME of the account the program runs as;
+//  4. the definition's own env: (a service's env:, main.env), which wins
+//     over everything, HOME included.
+//
+// Layers 1 and 2 are the caller's Env (the container environment), layer 3
+// comes from Program.User, layer 4 is Program.Own.
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"hinit/account"
+)
+
+// Session says what session and process group a program gets.
+type Session int
+
+// Sessions.
+const (
+	// NewSession: a session of its own (setsid), so it never gets the
+	// terminal: services.
+	NewSession Session = iota
+	// NewGroup: a process group of its own in hinit's session, so that a
+	// timeout or the shutdown kills all of it: boot hooks, main without a
+	// terminal.
+	NewGroup
+	// Foreground: a process group of its own made the terminal's
+	// foreground group (fd 0) by the child between fork and exec, with
+	// signals blocked, so no SIGTTOU can stop it: main with a terminal.
+	Foreground
+)
+
+// Program is what to start and how.
+type Program struct {
+	Argv []string
+	// Env is the container environment (layers 1 and 2); it is not
+	// modified.
+	Env map[string]string
+	// User is the account the program runs as; its HOME, USER and LOGNAME
+	// are layer 3. Nil: hinit's own, and layer 3 is left out.
+	User *account.Account
+	// Switch sets the process's credentials to User's (hinit is root).
+	Switch bool
+	// Own is the definition's own env: (layer 4), already expanded.
+	Own map[string]string
+	// Workdir is where the program runs; it must be a directory. "" means
+	// User's home when InHome (or / when that is missing), else hinit's own
+	// working directory.
+	Workdir string
+	InHome  bool
+	// Files are the child's fds 0, 1, 2... (^uintptr(0): closed).
+	Files   []uintptr
+	Session Session
+}
+
+// Cmd is a built program: what reaper.Start takes.
+type Cmd struct {
+	Path string // the executable, found on the program's own PATH
+	Argv []string
+	Attr *syscall.ProcAttr
+}
+
+// Build resolves the program's executable, environment and working dir.
+// Its errors wrap ErrNotFound or the system's, for ExitCode.
+func (p Program) Build() (*Cmd, error) {
+	if len(p.Argv) == 0 {
+		return nil, errors.New("no command")
+	}
+	env := Environ(p.Env, p.User, p.Own)
+	path, err := LookPath(p.Argv[0], env)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := p.dir()
+	if err != nil {
+		return nil, err
+	}
+	sys := &syscall.SysProcAttr{}
+	switch p.Session {
+	case NewSession:
+		sys.Setsid = true
+	case NewGroup:
+		sys.Setpgid = true
+	case Foreground:
+		sys.Setpgid, sys.Foreground, sys.Ctty = true, true, 0
+	}
+	if p.Switch && p.User != nil {
+		sys.Credential = Credential(p.User)
+	}
+	attr := &syscall.ProcAttr{Dir: dir, Env: EnvList(env), Files: p.Files, Sys: sys}
+	return &Cmd{Path: path, Argv: p.Argv, Attr: attr}, nil
+}
+
+// dir is the working dir of the program.
+func (p Program) dir() (string, error) {
+	if p.Workdir != "" {
+		if fi, err := os.Stat(p.Workdir); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("workdir %s: %w", p.Workdir, errNotDir)
+		}
+		return p.Workdir, nil
+	}
+	if !p.InHome || p.User == nil {
+		return "", nil
+	}
+	if fi, err := os.Stat(p.User.Home); err == nil && fi.IsDir() {
+		return p.User.Home, nil
+	}
+	return "/", nil
+}
+
+var errNotDir = errors.New("not a directory")
+
+// Environ is the environment of a program (see the package comment for
+// the precedence): container, then acct's HOME, USER and LOGNAME (when
+// acct is not nil), then own.
+func Environ(container map[string]string, acct *account.Account, own map[string]string) map[string]string {
+	env := make(map[string]string, len(container)+len(own)+3)
+	for k, v := range container {
+		env[k] = v
+	}
+	if acct != nil {
+		for k, v := range acct.Env() {
+			env[k] = v
+		}
+	}
+	for k, v := range own {
+		env[k] = v
+	}
+	return env
+}
+
+// Credential is the process credential of a: uid, gid and supplementary
+// groups.
+func Credential(a *account.Account) *syscall.Credential {
+	groups := make([]uint32, len(a.Groups))
+	for i, g := range a.Groups {
+		groups[i] = uint32(g)
+	}
+	return &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID), Groups: groups}
+}
+
+// EnvList turns an environment map into sorted KEY=VALUE entries.
+func EnvList(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ErrNotFound is returned when a command is not on PATH.
+var ErrNotFound = errors.New("executable file not found in $PATH")
+
+// LookPath finds file on the PATH of env (the program's, not hinit's).
+func LookPath(file string, env map[string]string) (string, error) {
+	if strings.Contains(file, "/") {
+		return file, nil
+	}
+	path, ok := env["PATH"]
+	if !ok {
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
+}
+
+// ExitCode is what a shell reports for a command it cannot run: 127 when
+// it does not exist, 126 when it cannot be executed (or its working dir
+// cannot be entered).
+func ExitCode(err error) int {
+	if errors.Is(err, ErrNotFound) || errors.Is(err, syscall.ENOENT) {
+		return 127
+	}
+	return 126
+}

@@ -1,0 +1,78 @@
+package launch
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"hinit/account"
+)
+
+// The precedence: container, then the account's HOME/USER/LOGNAME, then
+// the definition's own env:, which wins.
+func TestEnviron(t *testing.T) {
+	container := map[string]string{"HOME": "/c", "USER": "c", "A": "1", "B": "1"}
+	acct := &account.Account{Name: "hermes", Home: "/opt/data"}
+	own := map[string]string{"HOME": "/x", "B": "2"}
+	got := EnvList(Environ(container, acct, own))
+	want := []string{"A=1", "B=2", "HOME=/x", "LOGNAME=hermes", "USER=hermes"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Environ = %v, want %v", got, want)
+	}
+	if got := EnvList(Environ(container, nil, nil)); !slices.Equal(got, []string{"A=1", "B=1", "HOME=/c", "USER=c"}) {
+		t.Errorf("Environ without an account = %v", got)
+	}
+	if container["HOME"] != "/c" || len(container) != 4 {
+		t.Errorf("container environment modified: %v", container)
+	}
+}
+
+func TestBuild(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "prog")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PATH": dir}
+	home := &account.Account{UID: 10000, GID: 10000, Groups: []int{10000, 44}, Name: "hermes", Home: dir}
+
+	cmd, err := Program{Argv: []string{"prog", "x"}, Env: env, User: home, Switch: true, InHome: true}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := cmd.Attr.Sys
+	if cmd.Path != exe || cmd.Attr.Dir != dir || !sys.Setsid || sys.Credential.Uid != 10000 || len(sys.Credential.Groups) != 2 {
+		t.Errorf("service: %+v, sys %+v", cmd, sys)
+	}
+	cmd, err = Program{Argv: []string{"prog"}, Env: env, User: home, Session: Foreground}.Build()
+	if err != nil || cmd.Attr.Dir != "" || !cmd.Attr.Sys.Foreground || !cmd.Attr.Sys.Setpgid || cmd.Attr.Sys.Credential != nil {
+		t.Errorf("main with a terminal: %+v %v", cmd, err)
+	}
+	gone := &account.Account{Name: "x", Home: filepath.Join(dir, "none")}
+	if cmd, err := (Program{Argv: []string{"prog"}, Env: env, User: gone, InHome: true}).Build(); err != nil || cmd.Attr.Dir != "/" {
+		t.Errorf("missing home: %+v %v, want dir /", cmd, err)
+	}
+
+	tests := []struct {
+		name string
+		prog Program
+		code int
+		msg  string
+	}{
+		{"not on PATH", Program{Argv: []string{"nope"}, Env: env}, 127, `"nope": executable file not found in $PATH`},
+		{"no workdir", Program{Argv: []string{"prog"}, Env: env, Workdir: filepath.Join(dir, "none")}, 126,
+			"workdir " + filepath.Join(dir, "none") + ": not a directory"},
+		{"workdir is a file", Program{Argv: []string{"prog"}, Env: env, Workdir: exe}, 126, "workdir " + exe + ": not a directory"},
+	}
+	for _, tc := range tests {
+		_, err := tc.prog.Build()
+		if err == nil || err.Error() != tc.msg || ExitCode(err) != tc.code {
+			t.Errorf("%s: %v (exit %d), want %q and %d", tc.name, err, ExitCode(err), tc.msg, tc.code)
+		}
+	}
+	if !errors.Is(func() error { _, err := LookPath("nope", env); return err }(), ErrNotFound) {
+		t.Error("LookPath of a missing command does not match ErrNotFound")
+	}
+}

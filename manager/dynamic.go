@@ -1,0 +1,208 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"hinit/config"
+	"hinit/scandir"
+	"hinit/supervise"
+)
+
+// dynamic turns scandir events into services (SPEC §3, §4). One goroutine
+// applies the events in order; notes holds what status must show about dirs
+// that are not running: refused over services_max, or broken.
+type dynamic struct {
+	m *Manager
+
+	mu      sync.Mutex
+	notes   map[string]string   // name -> why the dir is not a service, guarded by mu
+	leaving map[string]struct{} // names unregistered whose dir is not removed yet, guarded by mu
+}
+
+func newDynamic(m *Manager) *dynamic {
+	return &dynamic{m: m, notes: make(map[string]string), leaving: make(map[string]struct{})}
+}
+
+// WatchScandir watches the scandir until ctx ends and returns a channel
+// closed once the dirs present at the start are registered (SPEC §2 step
+// 6: before main).
+func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
+	synced := make(chan struct{})
+	if m.scandir == "" {
+		close(synced)
+		return synced
+	}
+	events := make(chan scandir.Event, 64)
+	w := scandir.New(m.scandir, m.cfg.ServicesMax, m.log)
+	go func() {
+		if err := w.Run(ctx, events); err != nil {
+			m.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
+		}
+	}()
+	go func() {
+		once := sync.OnceFunc(func() { close(synced) })
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev := <-events:
+				if ev.Synced {
+					once()
+					continue
+				}
+				m.dyn.apply(ev)
+			}
+		}
+	}()
+	return synced
+}
+
+// apply brings the group in line with one scandir event.
+func (d *dynamic) apply(ev scandir.Event) {
+	if d.isLeaving(ev.Name) {
+		return // unregistered: its dir goes once the process is gone
+	}
+	g := d.m.group
+	existing := g.Get(ev.Name)
+	if existing != nil && existing.Status().Source == config.SourceStatic {
+		d.note(ev.Name, fmt.Sprintf("refused: %q is a static service of hinit.yaml", ev.Name))
+		d.m.log.Warn("scandir dir ignored: the name belongs to a static service", "svc", ev.Name)
+		return
+	}
+	switch {
+	case ev.Refused:
+		if existing != nil {
+			g.Remove(ev.Name, true)
+		}
+		d.note(ev.Name, fmt.Sprintf("refused: more than %d services (services_max)", d.m.cfg.ServicesMax))
+	case ev.Entry == nil:
+		d.note(ev.Name, "")
+		if existing != nil {
+			d.m.log.Info("service dir removed: stopping", "svc", ev.Name)
+			g.Remove(ev.Name, true)
+		}
+	default:
+		def, err := d.define(ev.Entry)
+		if err != nil {
+			d.m.log.Error(err.Error(), "svc", ev.Name)
+			d.note(ev.Name, err.Error())
+			return // a running service keeps its last good definition
+		}
+		d.note(ev.Name, "")
+		if existing != nil {
+			existing.Update(def) // applies at its next start
+			return
+		}
+		if _, err := g.Add(def, !ev.Entry.Down); err != nil && !errors.Is(err, supervise.ErrClosed) {
+			d.m.log.Error("cannot add service", "svc", ev.Name, "err", err)
+		}
+	}
+}
+
+// define reads a dynamic service: a full definition or a template
+// reference rendered from hinit.yaml. Who it runs as is the trust rule's
+// verdict: writing into the scandir never yields root (SPEC §3).
+func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
+	file := filepath.Join(e.Dir, "service.yaml")
+	if e.Err != nil {
+		return nil, fmt.Errorf("%s: %w", file, e.Err)
+	}
+	def, ref, err := config.ParseService(file, e.YAML, e.Name)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, errors.New(strings.Join(ce.Lines(), "; "))
+		}
+		return nil, err
+	}
+	if ref != nil {
+		if def, err = d.m.cfg.Render(*ref); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	def.User = e.Trust.User(def.User) // the trust rule (package trust)
+	return def, nil
+}
+
+// note records (or, with "", clears) why name is not a running service.
+func (d *dynamic) note(name, why string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if why == "" {
+		delete(d.notes, name)
+	} else {
+		d.notes[name] = why
+	}
+}
+
+// leave marks name as unregistered: events for its dir are ignored until
+// left is called.
+func (d *dynamic) leave(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.leaving[name] = struct{}{}
+	delete(d.notes, name)
+}
+
+// left ends leave once the dir is removed, or could not be (err), which
+// status then shows.
+func (d *dynamic) left(name string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.leaving, name)
+	if err != nil {
+		d.notes[name] = "unregistered, but its dir is left: " + err.Error()
+	}
+}
+
+func (d *dynamic) isLeaving(name string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.leaving[name]
+	return ok
+}
+
+// why is what status shows about the dir name that is not a service, or "".
+func (d *dynamic) why(name string) string {
+	st, ok := d.notedOne(name)
+	if !ok {
+		return ""
+	}
+	return st.Reason
+}
+
+// notedOne is the status of the dir name when it is not a service.
+func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
+	d.mu.Lock()
+	why, ok := d.notes[name]
+	d.mu.Unlock()
+	if !ok || d.m.group.Get(name) != nil {
+		return supervise.Status{}, false
+	}
+	return notedStatus(name, why), true
+}
+
+// notedStatus shows a dir that is not a service as a service down.
+func notedStatus(name, why string) supervise.Status {
+	return supervise.Status{Name: name, State: supervise.StateDown, Want: supervise.WantDown, Reason: why, Source: config.SourceScandir}
+}
+
+// noted lists the dirs that are not services, as statuses.
+func (d *dynamic) noted() []supervise.Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []supervise.Status
+	for name, why := range d.notes {
+		if d.m.group.Get(name) == nil {
+			out = append(out, notedStatus(name, why))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,154 @@
+// Package manager is hinit's service manager: it owns the group of
+// supervised services, turns the scandir's dirs into services (keeping a
+// note of the dirs that are not), records what users ask of gateways, and
+// answers hsvc's requests as the control Handler.
+//
+// It is built with everything it depends on (Options) and knows nothing of
+// PID 1: the boot creates it once the boot hooks have run, and shuts it
+// down with the container. Its tests run without root, against a temp
+// scandir and real child processes.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"hinit/account"
+	"hinit/asuser"
+	"hinit/config"
+	"hinit/control"
+	"hinit/supervise"
+)
+
+// Options is what a Manager depends on.
+type Options struct {
+	Config  *config.Config
+	Scandir string           // the scandir; "" when dynamic services are off
+	User    *account.Account // the image's user: whose rights scandir and gateway writes use; nil = hinit's own
+	// Environ is the container environment, read afresh at every start;
+	// callers do not modify the map.
+	Environ func() map[string]string
+	// RequestShutdown asks the container to shut down: with exit status
+	// code, or main's own when code < 0. It must not block.
+	RequestShutdown func(code int)
+	Spawner         supervise.Spawner // forks and reaps: the reaper
+	Console         io.Writer         // where services' console copies go; nil with a terminal
+	Root            bool              // hinit runs as root and may switch users
+	// CheckGrace: hsvc check fails for a gateway wanted up but failing
+	// for longer than this; 0 leaves gateways out of the check.
+	CheckGrace time.Duration
+	// ShutdownTimeout is the container's shutdown budget: Reconcile warns
+	// when a gateway's drain needs more.
+	ShutdownTimeout time.Duration
+	Log             *slog.Logger
+}
+
+// Manager supervises the container's services and answers hsvc.
+type Manager struct {
+	cfg      *config.Config
+	scandir  string
+	user     *account.Account
+	environ  func() map[string]string
+	shutdown func(code int)
+	log      *slog.Logger
+	// checkGrace: see Options.CheckGrace.
+	checkGrace      time.Duration
+	shutdownTimeout time.Duration // see Options.ShutdownTimeout
+
+	group    *supervise.Group
+	dyn      *dynamic
+	gw       gateways
+	mux      *control.Mux
+	stopping atomic.Bool // the container's shutdown has begun
+}
+
+// New returns a Manager whose services live until ctx ends. It starts
+// nothing: Reconcile, StartStatic and WatchScandir do.
+func New(ctx context.Context, o Options) *Manager {
+	m := &Manager{cfg: o.Config, scandir: o.Scandir, user: o.User, environ: o.Environ,
+		shutdown: o.RequestShutdown, log: o.Log, checkGrace: o.CheckGrace, shutdownTimeout: o.ShutdownTimeout}
+	m.gw = newGateways(o.Config.Reconcile, m.environ)
+	m.dyn = newDynamic(m)
+	m.group = supervise.NewGroup(ctx, &supervise.Deps{
+		Spawner:     o.Spawner,
+		Log:         o.Log,
+		Environ:     o.Environ,
+		Console:     o.Console,
+		Root:        o.Root,
+		DefaultUser: o.Config.User,
+		Marker:      writeMarker,
+		Failed: func(name string, status int) {
+			m.log.Error("essential service failed: shutting down", "svc", name, "code", status)
+			m.shutdown(status)
+		},
+	})
+	m.mux = control.NewMux(m.handlers())
+	return m
+}
+
+// Handle answers one hsvc request (control.Handler); the control server
+// has already checked the caller and the request's form.
+func (m *Manager) Handle(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
+	return m.mux.Handle(ctx, c, req)
+}
+
+// StartStatic registers the services of hinit.yaml, up or, when their
+// enabled: is falsy (in the container environment env), down.
+func (m *Manager) StartStatic(env map[string]string) {
+	for _, def := range m.cfg.Services {
+		v := config.Expand(def.Enabled, env)
+		up := def.Enabled == "" || config.Truthy(v)
+		if def.Enabled != "" && !up && !config.Falsy(v) {
+			m.log.Warn(fmt.Sprintf("enabled: %q is neither true (%s) nor false (%s): the service stays down", v, config.TruthySpellings, config.FalsySpellings), "svc", def.Name)
+		}
+		if _, err := m.group.Add(def, up); err != nil {
+			m.log.Error("cannot add service", "svc", def.Name, "err", err)
+		}
+	}
+	m.log.Info(fmt.Sprintf("%d static services registered", len(m.cfg.Services)))
+}
+
+// Shutdown stops every service for the container's shutdown (stop signal
+// now, SIGKILL at its stop timeout or at deadline) and returns once none
+// runs, or ctx ends. From then on no service starts, and check fails.
+func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
+	m.stopping.Store(true)
+	m.group.Shutdown(ctx, deadline)
+}
+
+// Stopping tells the manager the container's shutdown has begun, before
+// Shutdown is called: hsvc check fails from then on.
+func (m *Manager) Stopping() { m.stopping.Store(true) }
+
+// Wait returns once every service's goroutine has ended (after Shutdown
+// and the end of New's ctx), its log flushed and closed.
+func (m *Manager) Wait() {
+	for _, s := range m.group.List() {
+		<-s.Done()
+	}
+}
+
+// asUser runs fn with the file rights of the image's user (never root's),
+// or with hinit's own when there is no such user to switch to.
+func (m *Manager) asUser(fn func() error) error {
+	return asUser(m.user, fn)
+}
+
+func asUser(a *account.Account, fn func() error) error {
+	if a == nil {
+		return fn()
+	}
+	return asuser.Do(asuser.ID{UID: a.UID, GID: a.GID, Groups: a.Groups}, fn)
+}
+
+// configName names hinit.yaml in messages.
+func (m *Manager) configName() string {
+	if m.cfg.File == "" {
+		return "the built-in configuration (no hinit.yaml was read)"
+	}
+	return m.cfg.File
+}

@@ -1,0 +1,149 @@
+package manager_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"hinit/control"
+	"hinit/internal/testprog"
+	mt "hinit/manager/managertest"
+)
+
+func TestMain(m *testing.M) {
+	mt.Main()
+	os.Exit(m.Run())
+}
+
+var prog = mt.Prog
+
+const testEnv = mt.Env
+
+// gatewayConfig has a gateway template (gateways of profiles under
+// $HERMES_HOME) and two static services, one of them protected.
+func gatewayConfig() string {
+	return `templates:
+  gateway:
+    command: ` + prog("sleep", "inf") + `
+    ` + testEnv + `services:
+  web:
+    command: ` + prog("sleep", "inf") + `
+    ` + testEnv + `  guarded:
+    command: ` + prog("sleep", "inf") + `
+    protected: true
+    ` + testEnv
+}
+
+// A verb of one service given all and a name is a usage error: it never
+// acts on a gateway instead of the service named.
+func TestOneNameVerbsRefuseAll(t *testing.T) {
+	f := mt.Start(t, gatewayConfig(), nil)
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"}, 0, "")
+	for _, verb := range []string{control.VerbSignal, control.VerbWait, control.VerbUnregister} {
+		req := control.Request{Verb: verb, All: true, Names: []string{"web"}, Signal: "KILL", Until: control.UntilDown}
+		f.Expect(req, control.CodeUsage, "exactly one service name, not all")
+	}
+	if st := f.State("gateway-coder"); st != "up" {
+		t.Errorf("gateway-coder is %q after the refused requests, want up", st)
+	}
+}
+
+// unregister without a wait answers at once, even for a service that
+// ignores TERM; the service is forgotten at once and its dir removed once
+// SIGKILL at the stop timeout has ended it. With a wait, the answer comes
+// when the wait runs out and the removal still happens.
+func TestUnregisterAnswersAtOnce(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	def := "command: " + prog("ignore-term", "3") + "\nready: {notify_fd: 3}\nstop: {timeout: 1s}\n" + testEnv
+	for _, name := range []string{"stubborn", "bounded"} {
+		f.Publish(name, def)
+		f.Expect(control.Request{Verb: control.VerbWait, Names: []string{name}, Until: control.UntilReady, Wait: "10s"}, 0, "")
+	}
+	gone := func(name string) func() bool {
+		return func() bool {
+			_, err := os.Lstat(filepath.Join(f.Scandir, name))
+			return os.IsNotExist(err) && f.Status(name) == nil
+		}
+	}
+
+	began := time.Now()
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"stubborn"}}, 0, "")
+	if took := time.Since(began); took > 500*time.Millisecond {
+		t.Errorf("unregister without a wait took %v", took)
+	}
+	f.Expect(control.Request{Verb: control.VerbStatus, Names: []string{"stubborn"}}, control.CodeNoService, "no such service")
+	testprog.WaitFor(t, 2*time.Second-time.Since(began), "stubborn's dir removed", gone("stubborn"))
+
+	began = time.Now()
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"bounded"}, Wait: "200ms"},
+		control.CodeTimeout, "timed out after 200ms waiting for bounded to stop")
+	if took := time.Since(began); took > 700*time.Millisecond {
+		t.Errorf("unregister --wait=200ms took %v", took)
+	}
+	testprog.WaitFor(t, 2*time.Second-time.Since(began), "bounded's dir removed", gone("bounded"))
+}
+
+// unregister with a wait long enough answers once the dir is gone.
+func TestUnregisterWaits(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	f.Publish("quick", "command: "+prog("sleep", "inf")+"\n"+testEnv)
+	f.Expect(control.Request{Verb: control.VerbWait, Names: []string{"quick"}, Until: control.UntilUp, Wait: "10s"}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"quick"}, Wait: "10s"}, 0, "")
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "quick")); !os.IsNotExist(err) {
+		t.Errorf("dir still there after unregister --wait: %v", err)
+	}
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"web"}}, control.CodeNoService, "no such service: web")
+}
+
+// A static service cannot be unregistered; a protected one is root's.
+func TestUnregisterStatic(t *testing.T) {
+	f := mt.Start(t, gatewayConfig(), nil)
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"web"}}, control.CodeFailed, "static service of hinit.yaml")
+	if st := f.State("web"); st != "up" {
+		t.Errorf("web is %q after a refused unregister", st)
+	}
+}
+
+// start --wait means "got there and stayed": a service that exits with
+// a no-restart code, or backs off, within the wait fails with the reason.
+func TestStartWaitStays(t *testing.T) {
+	f := mt.Start(t, `services:
+  fatal:
+    command: `+prog("exit", "78")+`
+    no_restart_exit_codes: [78]
+    enabled: "false"
+    `+testEnv+`  crashy:
+    command: `+prog("exit", "1")+`
+    enabled: "false"
+    backoff: {initial: 1s}
+    `+testEnv+`  steady:
+    command: `+prog("sleep", "inf")+`
+    enabled: "false"
+    `+testEnv, nil)
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"fatal"}, Wait: "2s"}, control.CodeFailed, "fatal is exited: exit 78")
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"crashy"}, Wait: "2s"}, control.CodeFailed, "crashy is backoff: exit 1")
+	began := time.Now()
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"steady"}, Wait: "2s"}, 0, "")
+	if took := time.Since(began); took > 2500*time.Millisecond {
+		t.Errorf("start --wait=2s of a steady service took %v", took)
+	}
+}
+
+// A scandir dir that is not a service (broken, refused) shows in status
+// NAME as in the full table, and start or unregister say what is wrong.
+func TestBrokenDirIsAddressable(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	f.Publish("broken", "command: [x]\nrestart: sometimes\n")
+	resp := f.Expect(control.Request{Verb: control.VerbStatus, Names: []string{"broken"}}, 0, "")
+	if len(resp.Services) != 1 || resp.Services[0].State != "down" || resp.Services[0].Source != "scandir" {
+		t.Fatalf("status broken: %+v", resp.Services)
+	}
+	why := resp.Services[0].Reason
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"broken"}}, control.CodeFailed,
+		"broken: its scandir dir is not a service: "+why+"; fix it, or remove it with hsvc unregister broken")
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"broken"}}, 0, "")
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "broken")); !os.IsNotExist(err) {
+		t.Errorf("the broken dir is still there after unregister: %v", err)
+	}
+}

@@ -1,0 +1,150 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"hinit/config"
+	"hinit/control"
+	"hinit/reconcile"
+	"hinit/supervise"
+	"hinit/svcname"
+)
+
+// register publishes a template instance into the scandir as the image's
+// user, the same way the boot reconcile does, and waits until hinit
+// supervises it.
+func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.Request) *control.Response {
+	if m.scandir == "" {
+		return control.Errorf(control.CodeFailed, "dynamic services are off (no writable scandir); see hinit's log")
+	}
+	if _, ok := m.cfg.Templates[req.Template]; !ok {
+		return control.Errorf(control.CodeUsage, "no template %q in %s", req.Template, m.configName())
+	}
+	name := svcname.Join(req.Template, req.Instance)
+	if m.group.Get(name) != nil {
+		return control.Errorf(control.CodeFailed, "%s is already registered", name)
+	}
+	err := m.asUser(func() error {
+		return reconcile.Publish(m.scandir, req.Template, req.Instance, req.Down, req.Env)
+	})
+	if err != nil {
+		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
+	}
+	if resp := m.waitMember(ctx, name, true); resp != nil {
+		return resp
+	}
+	resp := control.OK()
+	resp.Names = []string{name}
+	return resp
+}
+
+// unregister stops a dynamic service (writing its planned-stop marker),
+// forgets it at once, and removes its dir once its process is gone (SIGKILL
+// at its stop timeout included). Without a wait it answers as soon as the
+// stop is asked for; with one it answers when the dir is gone or the wait
+// runs out, the removal going on either way.
+func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise.Service, req *control.Request) *control.Response {
+	st := s.Status()
+	if st.Source == config.SourceStatic {
+		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
+	}
+	m.recordDesired(s, control.VerbStop)
+	if err := s.Stop(true); err != nil {
+		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, err)
+	}
+	m.dyn.leave(st.Name)
+	m.group.Remove(st.Name, true)
+	done := make(chan *control.Response, 1)
+	go func() { done <- m.removeWhenGone(s, c.Root) }()
+	wait, _ := req.Timeout()
+	if wait == 0 {
+		return control.OK()
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case resp := <-done:
+		return resp
+	case <-t.C:
+		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to stop (it is %s); its dir is removed once it has",
+			wait, st.Name, s.Status().State)
+	case <-ctx.Done():
+		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, ctx.Err())
+	}
+}
+
+// unregisterAny unregisters a service, or removes a scandir dir that is
+// none (its definition is broken or refused), which the watcher then
+// forgets.
+func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
+	name := req.Names[0]
+	if m.group.Get(name) == nil && m.dyn.why(name) != "" {
+		if err := m.removeSlot(filepath.Join(m.scandir, name), c.Root); err != nil {
+			return control.Errorf(control.CodeFailed, "unregister %s: %v", name, err)
+		}
+		return control.OK()
+	}
+	return m.onOne(m.unregister)(ctx, c, req)
+}
+
+// removeWhenGone removes the dir of a service being unregistered once its
+// process is gone.
+func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Response {
+	<-s.Done()
+	dir := filepath.Join(m.scandir, s.Name())
+	err := m.removeSlot(dir, root)
+	m.dyn.left(s.Name(), err)
+	if err != nil {
+		m.log.Error("unregister: service dir not removed", "svc", s.Name(), "err", err)
+		return control.Errorf(control.CodeFailed, "unregister %s: %v", s.Name(), err)
+	}
+	return control.OK()
+}
+
+// removeSlot removes a scandir dir with the rights of whoever may: root's
+// for a dir root owns when root asked, the image user's otherwise (a
+// scandir write never yields root). os.RemoveAll never follows a symlink:
+// a link in place of the dir is removed, not what it points to.
+func (m *Manager) removeSlot(dir string, root bool) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	remove := func() error { return os.RemoveAll(dir) }
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 && root {
+		err = remove()
+	} else {
+		err = m.asUser(remove)
+	}
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return nil
+}
+
+// waitMember waits until the scandir watcher has added (or removed) name.
+func (m *Manager) waitMember(ctx context.Context, name string, present bool) *control.Response {
+	ctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
+	defer cancel()
+	for {
+		changed := m.group.Watch()
+		if (m.group.Get(name) != nil) == present {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return control.Errorf(control.CodeTimeout, "hinit did not pick up %s; see hinit's log", name)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"hinit/control"
+	"hinit/supervise"
+)
+
+// settle is how long a service that reached up must stay there before
+// start --wait and restart --wait call it started (never longer than the
+// wait itself): a gateway that exits 78 a moment after its start must not
+// be reported started.
+const settle = 2 * time.Second
+
+// startStop applies start, stop or restart to every target, then, with
+// wait, waits until each is up (ready, and stayed so) or down.
+func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req *control.Request) *control.Response {
+	for _, s := range svcs {
+		m.recordDesired(s, req.Verb)
+		var err error
+		switch req.Verb {
+		case control.VerbStart:
+			err = s.Start()
+		case control.VerbStop:
+			err = s.Stop(true)
+		case control.VerbRestart:
+			err = s.Restart()
+		}
+		if err != nil {
+			return control.Errorf(control.CodeFailed, "%s %s: %v", req.Verb, s.Name(), err)
+		}
+	}
+	timeout, _ := req.Timeout()
+	if timeout == 0 {
+		return control.OK()
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	w := waiting{until: control.UntilReady, timeout: timeout, started: true}
+	if req.Verb == control.VerbStop {
+		w = waiting{until: control.UntilDown, timeout: timeout}
+	}
+	for _, s := range svcs {
+		if resp := w.wait(ctx, s); !resp.OK {
+			return resp
+		}
+	}
+	for _, s := range svcs {
+		if resp := w.stayed(ctx, s); !resp.OK {
+			return resp
+		}
+	}
+	return control.OK()
+}
+
+func (m *Manager) wait(ctx context.Context, _ control.Caller, s *supervise.Service, req *control.Request) *control.Response {
+	timeout, _ := req.Timeout()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return waiting{until: req.Until, timeout: timeout}.wait(ctx, s)
+}
+
+// waiting is one wait for a state: until (up, ready, down) within timeout
+// (0: none; ctx carries it). started marks the wait of start and restart,
+// for which backoff is a failure too.
+type waiting struct {
+	until   string
+	timeout time.Duration
+	started bool
+}
+
+// wait blocks until s reaches w.until, ctx ends, or the state shows it
+// will not get there.
+func (w waiting) wait(ctx context.Context, s *supervise.Service) *control.Response {
+	st, err := s.WaitFor(ctx, func(st supervise.Status) bool { return reached(st, w.until) || w.hopeless(st) })
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to be %s (it is %s); see hsvc status %s",
+			w.timeout, s.Name(), w.until, st.State, s.Name())
+	case err != nil:
+		return control.Errorf(control.CodeFailed, "waiting for %s: %v", s.Name(), err)
+	case !reached(st, w.until):
+		return control.Errorf(control.CodeFailed, "%s is %s: %s", s.Name(), st.State, st.Reason)
+	}
+	return control.OK()
+}
+
+// stayed checks that a service that reached up stays there for settle,
+// or until ctx's deadline (the wait's end) when that comes first.
+func (w waiting) stayed(ctx context.Context, s *supervise.Service) *control.Response {
+	if w.until == control.UntilDown {
+		return control.OK() // down stays down until someone asks otherwise
+	}
+	sctx, cancel := context.WithTimeout(ctx, settle)
+	defer cancel()
+	st, err := s.WaitFor(sctx, func(st supervise.Status) bool { return !reached(st, w.until) })
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return control.OK() // still there when the settle time or the wait ended
+	case err != nil:
+		return control.Errorf(control.CodeFailed, "waiting for %s: %v", s.Name(), err)
+	}
+	return control.Errorf(control.CodeFailed, "%s is %s: %s", s.Name(), st.State, st.Reason)
+}
+
+// reached reports whether st is what a wait for until asked for.
+func reached(st supervise.Status, until string) bool {
+	switch until {
+	case control.UntilUp:
+		return st.State == supervise.StateStarting || st.State == supervise.StateUp
+	case control.UntilReady:
+		return st.State == supervise.StateUp
+	default: // down
+		return !st.Running() && st.State != supervise.StateBackoff
+	}
+}
+
+// hopeless reports whether a service waited on to come up has ended up
+// where it will stay without another request; for start and restart,
+// backing off counts too: it came up and fell.
+func (w waiting) hopeless(st supervise.Status) bool {
+	if w.until == control.UntilDown {
+		return false
+	}
+	return st.Want == "down" || st.State == supervise.StateFailed || st.State == supervise.StateExited ||
+		w.started && st.State == supervise.StateBackoff
+}

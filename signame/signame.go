@@ -1,0 +1,59 @@
+// Package signame is the one reader and writer of signal names, for
+// hinit.yaml's stop.signal, hsvc signal and the control protocol alike: a
+// signal is written as an operator writes it (TERM, SIGTERM, term) or as
+// its number (15, or 34..64 for the real-time ones). It is a leaf: hsvc
+// links it too.
+package signame
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrUnknown matches (errors.Is) every error of Parse.
+var ErrUnknown = errors.New("unknown signal")
+
+// unknownError is a signal Parse does not know, with a message meant for
+// the user as it is.
+type unknownError string
+
+func (e unknownError) Error() string {
+	return fmt.Sprintf("unknown signal %s: use a name like TERM, HUP, USR1 or a number", strconv.Quote(string(e)))
+}
+
+func (e unknownError) Is(target error) bool { return target == ErrUnknown }
+
+// Parse reads a signal: a name with or without SIG, in any case, or a
+// number that names a signal (the real-time ones included).
+func Parse(s string) (syscall.Signal, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		named := n > 0 && unix.SignalName(syscall.Signal(n)) != ""
+		realtime := n >= 34 && n <= 64 // SIGRTMIN..SIGRTMAX as glibc numbers them
+		if named || realtime {
+			return syscall.Signal(n), nil
+		}
+		return 0, unknownError(s)
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	return 0, unknownError(s)
+}
+
+// Name is the name of sig without "SIG" (TERM), or its number for a
+// signal without a name (a real-time one). Parse reads it back.
+func Name(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return strings.TrimPrefix(n, "SIG")
+	}
+	return strconv.Itoa(int(sig))
+}

@@ -1,0 +1,50 @@
+package signame
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in   string
+		want syscall.Signal
+		ok   bool
+	}{
+		{"TERM", syscall.SIGTERM, true},
+		{"SIGTERM", syscall.SIGTERM, true},
+		{"term", syscall.SIGTERM, true},
+		{"SIGHUP", syscall.SIGHUP, true},
+		{"usr1", syscall.SIGUSR1, true},
+		{"WINCH", syscall.SIGWINCH, true},
+		{"9", syscall.SIGKILL, true},
+		{"15", syscall.SIGTERM, true},
+		{"40", syscall.Signal(40), true},
+		{"0", 0, false},
+		{"32", 0, false},
+		{"65", 0, false},
+		{"NOPE", 0, false},
+		{"SIG", 0, false},
+		{"SIGSIGTERM", 0, false},
+		{" TERM", 0, false},
+		{"", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := Parse(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("Parse(%q) = %v, %v", tc.in, got, err)
+		}
+		if !tc.ok && !errors.Is(err, ErrUnknown) {
+			t.Errorf("Parse(%q): error %v does not match ErrUnknown", tc.in, err)
+		}
+		if tc.ok {
+			if back, err := Parse(Name(got)); err != nil || back != got {
+				t.Errorf("Parse(Name(%v)) = %v, %v", got, back, err)
+			}
+		}
+	}
+	if Name(syscall.SIGTERM) != "TERM" || Name(syscall.Signal(40)) != "40" {
+		t.Errorf("Name: %q %q", Name(syscall.SIGTERM), Name(syscall.Signal(40)))
+	}
+}
