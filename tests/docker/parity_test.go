@@ -178,8 +178,10 @@ func TestDesiredStateInterleavings(t *testing.T) {
 	c.booted()
 	c.hermes("profile", "create", "race")
 	dir := home + "/profiles/race"
+	// start without --wait: the grep waits for the gateway's own running
+	// record, and --wait's 2 s settle would add 400 s to the 200 rounds.
 	script := `for i in $(seq 50); do
-		hsvc start gateway-race --wait >/dev/null || exit 1
+		hsvc start gateway-race >/dev/null || exit 1
 		until grep -q '"gateway_state":"running"' ` + dir + `/gateway_state.json; do sleep 0.005; done
 		sleep 0.01
 		hsvc stop gateway-race --wait >/dev/null || exit 2
