@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -47,9 +48,13 @@ type hinit struct {
 	group  *supervise.Group
 	stderr io.Writer
 
-	isPID1 bool
-	root   bool
-	tty    bool
+	opts    *options  // tini's flags and variables
+	ppid    int       // hinit's parent at start, for -p
+	errGate *termGate // hinit's stderr, held back while main has the terminal
+	outGate *termGate // the services' console copies, likewise
+	isPID1  bool
+	root    bool
+	tty     bool
 
 	sigs        chan os.Signal
 	stopRequest chan int // an essential service failed, or hsvc shutdown: the exit status
@@ -71,21 +76,17 @@ type hinit struct {
 }
 
 // boot runs the container: everything from signal setup to exit status.
-func boot(args []string) int {
+// opts are tini's flags and variables (options.go).
+func boot(args []string, opts *options) int {
 	h := &hinit{
 		stderr:      os.Stderr,
+		opts:        opts,
+		ppid:        os.Getppid(),
 		isPID1:      os.Getpid() == 1,
 		root:        os.Geteuid() == 0,
 		sigs:        make(chan os.Signal, 16),
 		stopRequest: make(chan int, 1),
 		mainGone:    make(chan struct{}),
-	}
-	level, lerr := parseLevel(os.Getenv("HINIT_LOG_LEVEL"))
-	h.logh = newLineHandler(os.Stderr, level)
-	h.log = slog.New(h.logh)
-	h.setupSignals()
-	if lerr != nil {
-		h.log.Warn(lerr.Error())
 	}
 	set, err := loadSettings(os.Getenv)
 	if err != nil {
@@ -93,11 +94,31 @@ func boot(args []string) int {
 		return 1
 	}
 	h.set = set
-	h.lookupUser()
+	level, lerr := opts.logLevel(os.Getenv("HINIT_LOG_LEVEL"), set.bare)
+	h.tty = isTerminal(0)
+	h.errGate, h.outGate = newGate(os.Stderr, true), newGate(os.Stdout, false)
+	if h.tty {
+		// The terminal is main's (termgate.go); from the start, so
+		// that a TUI does not start on a screen services wrote on.
+		h.errGate.hold()
+		h.outGate.hold()
+	}
+	defer h.errGate.release()
+	h.logh = newLineHandler(h.errGate, level)
+	h.log = slog.New(h.logh)
+	h.setupSignals()
+	if lerr != nil {
+		h.log.Warn(lerr.Error())
+	}
+	if !set.bare {
+		h.lookupUser()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.reaper.Run(ctx)
-	h.prepareRuntime()
+	if !set.bare {
+		h.prepareRuntime()
+	}
 	serveControl := h.listenControl()
 	h.writeEnvDir()
 	if code := h.runHooks(); code >= 0 {
@@ -129,46 +150,82 @@ func boot(args []string) int {
 	}
 	if h.main, err = h.startMain(argv, env); err != nil {
 		h.log.Error(fmt.Sprintf("main: %v", err))
-		return h.finish(supervise.ExecFailureCode(err))
+		return h.finish(opts.exitStatus(set.cfg.Main, supervise.ExecFailureCode(err)))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
-	// Booting many services leaves garbage behind (environments, expanded
-	// definitions): give it back to the system once, a moment later, so
-	// that the collection does not compete with main's own start.
-	time.AfterFunc(time.Second, debug.FreeOSMemory)
+	if !set.bare {
+		// Booting many services leaves garbage behind (environments,
+		// expanded definitions): give it back to the system once, a
+		// moment later, so that the collection does not compete with
+		// main's own start.
+		time.AfterFunc(time.Second, debug.FreeOSMemory)
+	}
 	return h.loop()
 }
 
-// setupSignals runs before any child exists (SPEC §2 step 1).
+// setupSignals runs before any child exists (SPEC §2 step 1). A signal
+// hinit inherited ignored (SIGINT or SIGHUP from nohup or a CI runner) is
+// neither caught nor forwarded, as with tini, and so stays ignored in main
+// and the services (docs/tini.md, "Signals main starts with").
 func (h *hinit) setupSignals() {
-	h.tty = isTerminal(0)
-	sigs := forwarded
+	var sigs []os.Signal
+	for _, s := range forwarded {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
 	if !h.tty {
 		sigs = append(sigs, syscall.SIGWINCH)
+	}
+	if p := h.opts.pdeath; p != 0 && p != syscall.SIGKILL && p != syscall.SIGSTOP && !slices.Contains(sigs, os.Signal(p)) {
+		sigs = append(sigs, p)
 	}
 	signal.Notify(h.sigs, sigs...)
 	h.reaper = reaper.New(h.log)
 	h.reaper.IgnoreTTYSignals()
-	if !h.isPID1 {
+	if h.opts.warnReap {
+		h.reaper.WarnOrphans()
+	}
+	if !h.isPID1 || h.opts.subreaper {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			h.log.Warn("cannot become a child subreaper; orphans will not be reaped", "err", err)
-		} else {
+		} else if !h.isPID1 {
 			h.log.Info(fmt.Sprintf("not PID 1 (pid %d): reaping orphans as a child subreaper", os.Getpid()))
 		}
 	}
+	h.setParentDeathSignal()
+}
+
+// setParentDeathSignal arms -p SIG. A parent that died before the kernel
+// was asked is caught up with by sending the signal now.
+func (h *hinit) setParentDeathSignal() {
+	p := h.opts.pdeath
+	if p == 0 {
+		return
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(p), 0, 0, 0); err != nil {
+		h.log.Warn("cannot set the parent-death signal", "signal", unix.SignalName(p), "err", err)
+		return
+	}
+	if h.parentGone() {
+		syscall.Kill(os.Getpid(), p)
+	}
+}
+
+// parentGone reports whether the process that started hinit has died. As
+// the PID 1 of a namespace hinit cannot see its parent: the parent-death
+// signal itself is then the only news of it.
+func (h *hinit) parentGone() bool {
+	return h.isPID1 || os.Getppid() != h.ppid
 }
 
 // deps is what every service shares.
 func (h *hinit) deps() *supervise.Deps {
-	var console io.Writer = os.Stdout
-	if h.tty {
-		console = nil // nothing but main writes to the terminal
-	}
 	return &supervise.Deps{
 		Spawner:     h.reaper,
 		Log:         h.log,
 		Environ:     h.containerEnv,
-		Console:     console,
+		Console:     h.outGate, // held back while main has the terminal
 		Root:        h.root,
 		DefaultUser: h.set.cfg.User,
 		Marker:      writeMarker,
@@ -218,13 +275,19 @@ func (h *hinit) loop() int {
 		select {
 		case sig := <-h.sigs:
 			h.forward(sig)
-			if beginsShutdown(sig) {
-				begin(fmt.Sprintf("received %s", unix.SignalName(sig.(syscall.Signal))), true)
+			name := unix.SignalName(sig.(syscall.Signal))
+			switch {
+			case beginsShutdown(sig):
+				begin("received "+name, true)
+			case sig == h.opts.pdeath && h.parentGone():
+				begin("hinit's parent died ("+name+")", false) // main gets TERM too
 			}
 		case st := <-mainDone:
 			mainDone = nil
 			h.mainStatus = &st
 			close(h.mainGone)
+			h.errGate.release() // the terminal is nobody's now
+			h.outGate.release()
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
 			begin("main exited", false)
 		case code := <-h.stopRequest:
@@ -238,7 +301,7 @@ func (h *hinit) loop() int {
 			if explicit >= 0 {
 				return explicit
 			}
-			return mainExitStatus(h.set.cfg.Main, *h.mainStatus)
+			return h.opts.exitStatus(h.set.cfg.Main, h.mainStatus.ExitStatus())
 		}
 	}
 }
@@ -248,7 +311,7 @@ func (h *hinit) forward(sig os.Signal) {
 	if h.mainStatus != nil || h.main == nil {
 		return
 	}
-	if err := syscall.Kill(h.main.pid, sig.(syscall.Signal)); err != nil && err != syscall.ESRCH {
+	if err := syscall.Kill(h.opts.signalTarget(h.main.pid), sig.(syscall.Signal)); err != nil && err != syscall.ESRCH {
 		h.log.Warn("cannot forward signal to main", "signal", sig, "err", err)
 	}
 }
@@ -256,6 +319,8 @@ func (h *hinit) forward(sig os.Signal) {
 // finish shuts down after main could not run and returns code.
 func (h *hinit) finish(code int) int {
 	close(h.mainGone)
+	h.errGate.release()
+	h.outGate.release()
 	h.shutdown(time.Now().Add(h.set.shutdownTimeout), true)
 	return code
 }
