@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -26,6 +29,10 @@ func TestMain(m *testing.M) {
 	testprog.Main()
 	if os.Getenv("HINIT_TEST_AS_HSVC") == "1" {
 		os.Exit(hsvc.Main(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if os.Getenv("HINIT_TEST_SIGCONF") == "1" {
+		os.Unsetenv("HINIT_TEST_SIGCONF")
+		os.Exit(sigconf(os.Args[1:]))
 	}
 	if os.Getenv("HINIT_TEST_SUBREAPER_PROXY") == "1" {
 		os.Unsetenv("HINIT_TEST_SUBREAPER_PROXY")
@@ -241,4 +248,31 @@ func subreaperProxy(argv []string) int {
 // binary one: the bare mode gives main hinit's environment only.
 func envProg(name string, args ...string) []string {
 	return append([]string{"/usr/bin/env", testprog.Env()}, testprog.Command(name, args...)...)
+}
+
+// sigconf runs argv with SIGINT, SIGTTOU and SIGSEGV ignored and SIGTTIN,
+// SIGILL and SIGTERM blocked, as tini's sigconf-test.c does: a nohup or CI
+// runner's set-up that the init is to pass on to its main.
+func sigconf(argv []string) int {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTTOU)
+	runtime.LockOSThread()
+	var set unix.Sigset_t
+	for _, s := range []syscall.Signal{syscall.SIGTTIN, syscall.SIGILL, syscall.SIGTERM} {
+		set.Val[(s-1)/64] |= 1 << ((uint(s) - 1) % 64)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "sigconf: block:", err)
+		return 111
+	}
+	// The Go runtime holds SIGSEGV: ignore it in the kernel's table, the
+	// last thing before exec.
+	ign := struct{ handler, flags, restorer, mask uint64 }{handler: 1}
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(syscall.SIGSEGV),
+		uintptr(unsafe.Pointer(&ign)), 0, 8, 0, 0); e != 0 {
+		fmt.Fprintln(os.Stderr, "sigconf: ignore SIGSEGV:", e)
+		return 111
+	}
+	err := syscall.Exec(argv[0], argv, os.Environ())
+	fmt.Fprintln(os.Stderr, "sigconf: exec:", err)
+	return 111
 }

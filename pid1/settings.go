@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/control"
 )
 
 // Defaults of the settings environment variables may override.
@@ -48,7 +49,7 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 		runtimeDir:      or(getenv("HINIT_RUNTIME_DIR"), DefaultRuntimeDir),
 		scandir:         or(getenv("HINIT_SCANDIR"), DefaultScandir),
 		shutdownTimeout: DefaultShutdownTimeout,
-		bare:            missing && getenv("HINIT_RUNTIME_DIR") == "" && getenv("HINIT_SCANDIR") == "",
+		bare:            missing && control.Bare(getenv),
 	}
 	if s.bare {
 		s.runtimeDir, s.scandir = "", ""

@@ -144,3 +144,55 @@ func (p *initProc) hinitPID() int {
 	p.t.Fatalf("no single child of the wrapper %d: %q", pid, b)
 	return 0
 }
+
+// Main starts with the ignored signals and the signal mask hinit
+// inherited (tini's sigconf test; docs/tini.md says which of them a Go
+// program can see at all): SIGINT and SIGTTOU ignored, SIGTTIN blocked;
+// and hinit adds nothing of its own. Before issue 12 main got SIGINT and
+// SIGTTOU back at their defaults.
+func TestInheritedSignals(t *testing.T) {
+	self := testprog.Command("x")[0]
+	for _, o := range []initOpts{
+		{as: "tini", bare: true, flags: []string{"-s"}},
+		{config: "services: {}\n"},
+	} {
+		o.notPID1 = true
+		o.wrap = []string{"/usr/bin/env", "HINIT_TEST_SIGCONF=1", self}
+		o.args = []string{"/bin/cat", "/proc/self/status"}
+		t.Run(fmt.Sprintf("bare=%v", o.bare), func(t *testing.T) {
+			p, code := runInit(t, o)
+			if code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			ign, blk := sigField(t, p.stdout.String(), "SigIgn"), sigField(t, p.stdout.String(), "SigBlk")
+			given := func(s ...syscall.Signal) (m uint64) {
+				for _, x := range s {
+					m |= 1 << (uint(x) - 1)
+				}
+				return m
+			}
+			if want := given(syscall.SIGINT, syscall.SIGTTOU); ign&want != want || ign&^given(syscall.SIGINT, syscall.SIGTTOU, syscall.SIGSEGV) != 0 {
+				t.Errorf("main's SigIgn %016x: want SIGINT and SIGTTOU, nothing but the inherited", ign)
+			}
+			if want := given(syscall.SIGTTIN); blk&want != want || blk&^given(syscall.SIGTTIN, syscall.SIGILL, syscall.SIGTERM) != 0 {
+				t.Errorf("main's SigBlk %016x: want SIGTTIN, nothing but the inherited", blk)
+			}
+		})
+	}
+}
+
+// sigField reads a hex mask line of /proc/PID/status.
+func sigField(t *testing.T, status, field string) uint64 {
+	t.Helper()
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, field+":\t"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("no %s in %q", field, status)
+	return 0
+}
