@@ -289,6 +289,11 @@ func (h *hinit) loop() int {
 			h.errGate.release() // the terminal is nobody's now
 			h.outGate.release()
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
+			if h.set.bare && h.alone() {
+				// As tini: main was all there was, nothing to stop
+				// or flush.
+				return h.opts.exitStatus(h.set.cfg.Main, st.ExitStatus())
+			}
 			begin("main exited", false)
 		case code := <-h.stopRequest:
 			why := "requested"
@@ -303,6 +308,16 @@ func (h *hinit) loop() int {
 			}
 			return h.opts.exitStatus(h.set.cfg.Main, h.mainStatus.ExitStatus())
 		}
+	}
+}
+
+// alone reports whether hinit has no child left at all.
+func (h *hinit) alone() bool {
+	select {
+	case <-h.reaper.Idle():
+		return true
+	default:
+		return false
 	}
 }
 

@@ -155,11 +155,23 @@ func (r *Reaper) Run(ctx context.Context) {
 	}
 }
 
-// Reap collects every child that has exited by now. Run calls it on
-// SIGCHLD; shutdown may call it directly.
+// reap collects every child that has exited by now. Run calls it on
+// SIGCHLD; shutdown may call it directly. Statuses are handed out after
+// the collection, so that whoever gets the last child's status already
+// finds Idle closed.
 func (r *Reaper) reap() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	type exit struct {
+		pid int
+		ws  unix.WaitStatus
+	}
+	var exits []exit
+	defer func() {
+		for _, e := range exits {
+			r.deliver(e.pid, e.ws)
+		}
+	}()
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -177,7 +189,7 @@ func (r *Reaper) reap() {
 		if pid == 0 {
 			return // children remain, none has exited
 		}
-		r.deliver(pid, ws)
+		exits = append(exits, exit{pid, ws})
 	}
 }
 
