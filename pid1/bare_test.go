@@ -3,9 +3,9 @@ package pid1
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"hinit/control"
 	"hinit/internal/testprog"
@@ -46,20 +46,16 @@ func TestBareMode(t *testing.T) {
 	})
 }
 
-// hsvc against a bare hinit says why there is no socket, with exit 5.
+// hsvc against a bare hinit says why there is no socket, with exit 5. It
+// runs as main, in the container hinit is PID 1 of (a private /run, the
+// namespace's /proc), as docker exec would.
 func TestHsvcAgainstBareHinit(t *testing.T) {
-	p := startInit(t, initOpts{bare: true, as: "hinit", args: []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}})
-	p.waitOutput("ready", false)
-	self := testprog.Command("x")[0]
-	cmd := exec.Command(self, "hsvc", "status")
-	cmd.Env = []string{"HINIT_TEST_AS_HSVC=1"}
-	out, _ := cmd.CombinedOutput()
+	hsvc := append([]string{"/usr/bin/env", "HINIT_TEST_AS_HSVC=1"}, testprog.Command("x")[0], "hsvc", "status")
+	p, code := runInit(t, initOpts{bare: true, as: "hinit", tmpfsRun: true, args: hsvc})
 	want := "hsvc: hinit runs without a control socket: no hinit.yaml"
-	if code := cmd.ProcessState.ExitCode(); code != control.CodeUnreachable || !strings.HasPrefix(string(out), want) {
-		t.Errorf("hsvc status: exit %d, %q; want 5, %q", code, out, want)
+	if code != control.CodeUnreachable || !strings.HasPrefix(p.stderr.String(), want) {
+		t.Errorf("hsvc status: exit %d, stderr %q; want 5, %q", code, p.stderr, want)
 	}
-	p.signal(15)
-	p.wait(10 * time.Second)
 }
 
 // A mistyped option outside a container (issue 15 item 3) is one line and
@@ -75,5 +71,35 @@ func TestUnknownOptionTouchesNothing(t *testing.T) {
 				t.Errorf("hinit %q: exit %d, %q; want 2 and one line", args, code, out)
 			}
 		})
+	}
+}
+
+// tini's command-line exit codes (tini's run_outer_tests.py), as tini: -h
+// 0, --version 0, a bad option 1 with one line, no program 1, a program
+// that does not exist 127.
+func TestTiniCommandLine(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "tini")
+	if err := os.Symlink(testprog.Command("x")[0], link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"-h"}, 0, "Usage: tini [OPTIONS] PROGRAM -- [ARGS]"},
+		{[]string{"--version"}, 0, "tini version 0.19.0 - hinit "},
+		{[]string{"-z", "--", "true"}, 1, "tini: unknown option -z; tini -h lists the options\n"},
+		{nil, 1, "tini: no program given"},
+		{[]string{"-s", "--", "/no/such/program"}, 127, "hinit: error: main: "},
+		{[]string{"-s", "-e", "127", "--", "/no/such/program"}, 0, ""},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command(link, tt.args...)
+		cmd.Env = []string{"HINIT_TEST_AS_INIT=1", "PATH=" + os.Getenv("PATH")}
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != tt.code || !strings.Contains(string(out), tt.out) {
+			t.Errorf("tini %q: exit %d, %q; want %d, containing %q", tt.args, code, out, tt.code, tt.out)
+		}
 	}
 }

@@ -177,7 +177,7 @@ func (h *hinit) setupSignals() {
 	if !h.tty {
 		sigs = append(sigs, syscall.SIGWINCH)
 	}
-	if p := h.opts.pdeath; p != 0 && p != syscall.SIGKILL && p != syscall.SIGSTOP && !slices.Contains(sigs, os.Signal(p)) {
+	if p := h.opts.pdeath; catchable(p) && !slices.Contains(sigs, os.Signal(p)) {
 		sigs = append(sigs, p)
 	}
 	signal.Notify(h.sigs, sigs...)
@@ -194,6 +194,16 @@ func (h *hinit) setupSignals() {
 		}
 	}
 	h.setParentDeathSignal()
+}
+
+// catchable reports whether -p's signal can be caught and passed on:
+// not KILL or STOP, nor CHLD (the reaper's) or URG (the Go runtime's).
+func catchable(s syscall.Signal) bool {
+	switch s {
+	case 0, syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD, syscall.SIGURG:
+		return false
+	}
+	return true
 }
 
 // setParentDeathSignal arms -p SIG. A parent that died before the kernel

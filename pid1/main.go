@@ -146,6 +146,10 @@ func run(name string, args []string, asTini bool) int {
 		fmt.Print(license)
 		return 0
 	}
+	if asTini && len(cmd) == 0 {
+		fmt.Fprintln(os.Stderr, "tini: no program given; usage: tini [OPTIONS] PROGRAM -- [ARGS]")
+		return 1
+	}
 	o.readEnv(os.LookupEnv)
 	return boot(cmd, o)
 }
