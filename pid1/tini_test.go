@@ -82,7 +82,8 @@ func TestTiniParentDeathSignal(t *testing.T) {
 	p := startInit(t, initOpts{as: "tini", bare: true, notPID1: true, flags: []string{"-s", "-p", "SIGUSR1"},
 		wrap: []string{"/bin/sh", "-c", `"$@" & wait`, "sh"}, args: envProg("signals")})
 	p.waitOutput("ready", false)
-	p.signal(syscall.SIGKILL) // hinit's parent
+	killTreeAtEnd(t, p.hinitPID()) // hinit outlives its parent; a failed test leaves nothing behind
+	p.signal(syscall.SIGKILL)      // hinit's parent
 	p.waitOutput("got SIGUSR1", false)
 	p.waitOutput("got SIGTERM", false)
 	p.wait(15 * time.Second) // main and hinit gone: nobody holds stdout
@@ -195,4 +196,23 @@ func sigField(t *testing.T, status, field string) uint64 {
 	}
 	t.Fatalf("no %s in %q", field, status)
 	return 0
+}
+
+// killTreeAtEnd kills pid and its descendants with SIGKILL when the test
+// ends, before the harness waits for the output pipe they hold.
+func killTreeAtEnd(t *testing.T, pid int) {
+	t.Cleanup(func() {
+		queue := []int{pid}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", p, p))
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					queue = append(queue, c)
+				}
+			}
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
 }
