@@ -94,22 +94,9 @@ func boot(args []string, opts *options) int {
 		return 1
 	}
 	h.set = set
-	level, lerr := opts.logLevel(os.Getenv("HINIT_LOG_LEVEL"), set.bare)
-	h.tty = isTerminal(0)
-	h.errGate, h.outGate = newGate(os.Stderr, true), newGate(os.Stdout, false)
-	if h.tty {
-		// The terminal is main's (termgate.go); from the start, so
-		// that a TUI does not start on a screen services wrote on.
-		h.errGate.hold()
-		h.outGate.hold()
-	}
+	h.setupOutput()
 	defer h.errGate.release()
-	h.logh = newLineHandler(h.errGate, level)
-	h.log = slog.New(h.logh)
 	h.setupSignals()
-	if lerr != nil {
-		h.log.Warn(lerr.Error())
-	}
 	if !set.bare {
 		h.lookupUser()
 	}
