@@ -146,26 +146,38 @@ func (p *initProc) hinitPID() int {
 	return 0
 }
 
-// Main starts with the ignored signals and the signal mask hinit
-// inherited (tini's sigconf test; docs/tini.md says which of them a Go
-// program can see at all): SIGINT and SIGTTOU ignored, SIGTTIN blocked;
-// and hinit adds nothing of its own. Before issue 12 main got SIGINT and
-// SIGTTOU back at their defaults.
+// Main and the services start with the ignored signals and the signal
+// mask hinit inherited (tini's sigconf test; docs/tini.md says which of
+// them a Go program can see at all): SIGINT and SIGTTOU ignored, SIGTTIN
+// blocked; and hinit adds nothing of its own. Before issue 12 they got
+// SIGINT and SIGTTOU back at their defaults.
 func TestInheritedSignals(t *testing.T) {
 	self := testprog.Command("x")[0]
-	for _, o := range []initOpts{
-		{as: "tini", bare: true, flags: []string{"-s"}},
-		{config: "services: {}\n"},
-	} {
+	tests := []struct {
+		name   string
+		o      initOpts
+		prefix string // of the lines of /proc/self/status in hinit's stdout
+	}{
+		{"main of a bare tini", initOpts{as: "tini", bare: true, flags: []string{"-s"}, args: []string{"/bin/cat", "/proc/self/status"}}, ""},
+		{"a service", initOpts{config: "services:\n  st: {command: [/bin/cat, /proc/self/status], restart: never}\n",
+			args: []string{"/bin/sh", "-c", "exec sleep 100"}}, "[st] "},
+	}
+	for _, tt := range tests {
+		o := tt.o
 		o.notPID1 = true
 		o.wrap = []string{"/usr/bin/env", "HINIT_TEST_SIGCONF=1", self}
-		o.args = []string{"/bin/cat", "/proc/self/status"}
-		t.Run(fmt.Sprintf("bare=%v", o.bare), func(t *testing.T) {
-			p, code := runInit(t, o)
-			if code != 0 {
-				t.Fatalf("exit %d", code)
+		t.Run(tt.name, func(t *testing.T) {
+			p := startInit(t, o)
+			p.waitOutput(tt.prefix+"SigBlk:", false)
+			syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM) // a service's test: stop main
+			p.wait(10 * time.Second)
+			var status strings.Builder
+			for _, l := range strings.Split(p.stdout.String(), "\n") {
+				if rest, ok := strings.CutPrefix(l, tt.prefix); ok {
+					status.WriteString(rest + "\n")
+				}
 			}
-			ign, blk := sigField(t, p.stdout.String(), "SigIgn"), sigField(t, p.stdout.String(), "SigBlk")
+			ign, blk := sigField(t, status.String(), "SigIgn"), sigField(t, status.String(), "SigBlk")
 			given := func(s ...syscall.Signal) (m uint64) {
 				for _, x := range s {
 					m |= 1 << (uint(x) - 1)
@@ -173,10 +185,10 @@ func TestInheritedSignals(t *testing.T) {
 				return m
 			}
 			if want := given(syscall.SIGINT, syscall.SIGTTOU); ign&want != want || ign&^given(syscall.SIGINT, syscall.SIGTTOU, syscall.SIGSEGV) != 0 {
-				t.Errorf("main's SigIgn %016x: want SIGINT and SIGTTOU, nothing but the inherited", ign)
+				t.Errorf("SigIgn %016x: want SIGINT and SIGTTOU, nothing but the inherited", ign)
 			}
 			if want := given(syscall.SIGTTIN); blk&want != want || blk&^given(syscall.SIGTTIN, syscall.SIGILL, syscall.SIGTERM) != 0 {
-				t.Errorf("main's SigBlk %016x: want SIGTTIN, nothing but the inherited", blk)
+				t.Errorf("SigBlk %016x: want SIGTTIN, nothing but the inherited", blk)
 			}
 		})
 	}
