@@ -283,8 +283,7 @@ func (h *hinit) loop() int {
 			mainDone = nil
 			h.mainStatus = &st
 			close(h.mainGone)
-			h.errGate.release() // the terminal is nobody's now
-			h.outGate.release()
+			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
 			if h.set.bare && h.alone() {
 				// As tini: main was all there was, nothing to stop
@@ -332,7 +331,6 @@ func (h *hinit) forward(sig os.Signal) {
 func (h *hinit) finish(code int) int {
 	close(h.mainGone)
 	h.errGate.release()
-	h.outGate.release()
 	h.shutdown(time.Now().Add(h.set.shutdownTimeout), true)
 	return code
 }

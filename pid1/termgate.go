@@ -13,10 +13,12 @@ import (
 // writes to the screen a TUI is drawing. A stream that is not a terminal
 // (docker logs' pipe, a file) is never held back.
 //
-// While held, writes are kept (the last keepMax of them, counting the
+// While held, writes are kept (the first keepMax of them, counting the
 // rest) when keep is set, else dropped: the services' copies are in their
 // log files anyway. release writes what was kept and lets writes through
-// again: after main is gone the terminal is nobody's.
+// again: hinit releases its own lines once main is gone (the terminal is
+// nobody's then), never the console copies (SPEC §2: suppressed in TTY
+// mode, shutdown's lines included).
 type termGate struct {
 	mu    sync.Mutex // guards everything below, and serializes writes to out
 	out   io.Writer

@@ -57,7 +57,7 @@ func TestTTYPassthrough(t *testing.T) {
 // terminal, a service logging every 10 ms (console copies on) and hinit's
 // own lines (the service restarting, at debug level) write nothing to it,
 // byte for byte, even where hinit has no log file to send its lines to (an
-// unwritable runtime dir). After main exits they may come back. Before
+// unwritable runtime dir). After main exits hinit's lines may come back. Before
 // issue 12 hinit's lines reached the terminal whenever the runtime dir
 // could not be written.
 func TestTerminalBelongsToMain(t *testing.T) {
