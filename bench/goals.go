@@ -23,6 +23,8 @@ var goals = []goal{
 		t, ok := r.find("boot", sysTini, "boot to main exec")
 		return h.Value <= t.Value+1, ok && t.Runs > 0 && h.Runs > 0
 	}},
+	{"bare", bareRun, "within 1.5× tini", withinTini(1.5)},
+	{"bare", bareTerm, "within 1.5× tini", withinTini(1.5)},
 	{"memory", "N=3", "≤ 5 MB", atMost(5)},
 	{"memory", "N=100", "≤ 8 MB", atMost(8)},
 	{"memory", "N=1000", "≤ 20 MB", atMost(20)},
@@ -45,6 +47,15 @@ var goals = []goal{
 	{"size", "control client", "≤ 3 MB, static", func(h Row, _ *Results) (bool, bool) {
 		return h.Value <= 3 && strings.HasPrefix(h.Note, "static"), h.Runs > 0
 	}},
+}
+
+// withinTini is met when hinit's median is at most f times tini's in the
+// same scenario and metric.
+func withinTini(f float64) func(Row, *Results) (bool, bool) {
+	return func(h Row, r *Results) (bool, bool) {
+		t, ok := r.find(h.Scenario, sysTini, h.Metric)
+		return h.Value <= f*t.Value, ok && t.Runs > 0 && h.Runs > 0
+	}
 }
 
 // crashGoal: the k-th delay of hinit's crash loop is 500 ms·2^(k-1),

@@ -57,6 +57,7 @@ type phase struct {
 
 var phases = []phase{
 	{"boot", (*Harness).phaseBoot},
+	{"bare", (*Harness).phaseBare},
 	{"start", (*Harness).phaseStart},
 	{"soak", (*Harness).phaseSoak},
 	{"rename", (*Harness).phaseRename},

@@ -45,6 +45,8 @@ func (c *cli) talkError(err error) error {
 	switch {
 	case errors.Is(err, control.ErrPermission):
 		return exitf(control.CodePermission, "permission denied on %s: run hsvc as a member of group %s or as root", c.sock, socketGroup(c.sock))
+	case errors.Is(err, control.ErrUnreachable) && c.bare != nil && c.bare():
+		return exitf(control.CodeUnreachable, "hinit runs without a control socket: no hinit.yaml (%s); services and hsvc need one", control.DefaultConfig)
 	case errors.Is(err, control.ErrUnreachable):
 		return exitf(control.CodeUnreachable, "hinit is not reachable at %s: is hinit running as PID 1 of this container?", c.sock)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -36,6 +36,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		stderr: stderr,
 		sock:   control.SocketPath(os.Getenv),
 		now:    time.Now,
+		bare:   func() bool { return control.Bare(os.Getenv) && control.HinitRunning() },
 		interruptible: sync.OnceFunc(func() {
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -60,6 +61,9 @@ type cli struct {
 	usage          string           // usage line of the verb being run
 	about          string           // what the verb being run does
 	flags          *flag.FlagSet    // the verb's flags, kept by parse for its help
+	// bare reports, when no socket answers, that hinit runs in its bare
+	// mode (no hinit.yaml, no socket); nil in tests.
+	bare func() bool
 }
 
 // verb is one hsvc command.

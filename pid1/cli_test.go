@@ -2,6 +2,10 @@ package pid1
 
 import (
 	"bytes"
+	"log/slog"
+	"syscall"
+
+	"hinit/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -59,17 +63,100 @@ func TestCheckConfigDropIns(t *testing.T) {
 	}
 }
 
-func TestDropTiniFlags(t *testing.T) {
-	tests := []struct{ in, want []string }{
-		{[]string{"-g", "--", "hermes", "-g"}, []string{"hermes", "-g"}},
-		{[]string{"-s", "-g", "sleep", "1"}, []string{"sleep", "1"}},
-		{[]string{"-p", "SIGKILL", "-e", "143", "--", "x"}, []string{"x"}},
-		{[]string{"--"}, []string{}},
-		{nil, nil},
+// TestParseFlags: tini's command line, read as tini reads it (GNU getopt:
+// options anywhere before "--" unless POSIXLY_CORRECT) and as hinit reads
+// it (options end at the first word that is not one).
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		gnu    bool
+		posix  bool
+		cmd    []string
+		act    action
+		errSub string
+		check  func(*options) bool
+	}{
+		{"old hermes entrypoint", []string{"-g", "--", "hermes", "-g"}, true, false, []string{"hermes", "-g"}, actRun, "",
+			func(o *options) bool { return o.group }},
+		{"clustered and valued", []string{"-sgvv", "-e143", "-e", "0", "-p", "SIGUSR1", "--", "x"}, true, false, []string{"x"}, actRun, "",
+			func(o *options) bool {
+				return o.subreaper && o.group && o.verbose == 2 && o.expect[143] && o.expect[0] && !o.expect[1] && o.pdeath == syscall.SIGUSR1
+			}},
+		{"tini permutes", []string{"sleep", "-w", "1"}, true, false, []string{"sleep", "1"}, actRun, "",
+			func(o *options) bool { return o.warnReap }},
+		{"tini with POSIXLY_CORRECT stops", []string{"sleep", "-w", "1"}, true, true, []string{"sleep", "-w", "1"}, actRun, "", nil},
+		{"hinit stops at the command", []string{"-v", "sleep", "-w", "1"}, false, false, []string{"sleep", "-w", "1"}, actRun, "",
+			func(o *options) bool { return o.verbose == 1 && !o.warnReap }},
+		{"tini rejects an option of the command", []string{"sleep", "-x"}, true, false, nil, actRun, "unknown option -x", nil},
+		{"unknown long option", []string{"--bogus"}, false, false, nil, actRun, "unknown option --bogus", nil},
+		{"-e out of range", []string{"-e", "256", "--", "x"}, true, false, nil, actRun, "-e 256", nil},
+		{"-p wants SIG names", []string{"-p", "USR1", "--", "x"}, true, false, nil, actRun, "-p USR1", nil},
+		{"-p without a value", []string{"-p"}, true, false, nil, actRun, "needs a value", nil},
+		{"help", []string{"-h"}, true, false, nil, actHelp, "", nil},
+		{"version", []string{"--version"}, false, false, nil, actVersion, "", nil},
+		{"license", []string{"-l"}, true, false, nil, actLicense, "", nil},
+		{"nothing", nil, false, false, nil, actRun, "", nil},
 	}
 	for _, tt := range tests {
-		if got := dropTiniFlags(tt.in); !slices.Equal(got, tt.want) && !(len(got) == 0 && len(tt.want) == 0) {
-			t.Errorf("dropTiniFlags(%q) = %q, want %q", tt.in, got, tt.want)
+		t.Run(tt.name, func(t *testing.T) {
+			env := func(k string) string {
+				if k == "POSIXLY_CORRECT" && tt.posix {
+					return "1"
+				}
+				return ""
+			}
+			o, cmd, act, err := parseFlags(tt.args, tt.gnu, env)
+			if tt.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errSub) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.errSub)
+				}
+				return
+			}
+			if err != nil || act != tt.act || !slices.Equal(cmd, tt.cmd) {
+				t.Fatalf("parseFlags(%q) = %q, %v, %v; want %q, %v", tt.args, cmd, act, err, tt.cmd, tt.act)
+			}
+			if tt.check != nil && !tt.check(o) {
+				t.Errorf("options %+v", *o)
+			}
+		})
+	}
+}
+
+// TestExitStatusMapping: -e and main.remap_exit compose (docs/tini.md).
+func TestExitStatusMapping(t *testing.T) {
+	o := &options{}
+	o.expect[143], o.expect[3] = true, true
+	m := config.Main{RemapExit: map[int]int{143: 5, 2: 9}}
+	for code, want := range map[int]int{143: 0, 3: 0, 2: 9, 1: 1, 0: 0, 255: 255} {
+		if got := o.exitStatus(m, code); got != want {
+			t.Errorf("exitStatus(%d) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+// TestLogLevel: HINIT_LOG_LEVEL, else TINI_VERBOSITY, else the mode's
+// default raised by -v.
+func TestLogLevel(t *testing.T) {
+	n := func(i int) *int { return &i }
+	tests := []struct {
+		name  string
+		o     options
+		hinit string
+		bare  bool
+		want  slog.Level
+	}{
+		{"bare is silent", options{}, "", true, slog.LevelWarn},
+		{"configured says info", options{}, "", false, slog.LevelInfo},
+		{"bare -v", options{verbose: 1}, "", true, slog.LevelInfo},
+		{"bare -vv", options{verbose: 2}, "", true, slog.LevelDebug},
+		{"TINI_VERBOSITY=0", options{tiniLevel: n(0), verbose: 3}, "", false, slog.LevelError},
+		{"TINI_VERBOSITY=3", options{tiniLevel: n(3)}, "", true, slog.LevelDebug},
+		{"HINIT_LOG_LEVEL wins", options{tiniLevel: n(3)}, "error", true, slog.LevelError},
+	}
+	for _, tt := range tests {
+		if got, err := tt.o.logLevel(tt.hinit, tt.bare); err != nil || got != tt.want {
+			t.Errorf("%s: level %v, %v; want %v", tt.name, got, err, tt.want)
 		}
 	}
 }

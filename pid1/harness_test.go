@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -26,6 +30,14 @@ func TestMain(m *testing.M) {
 	if os.Getenv("HINIT_TEST_AS_HSVC") == "1" {
 		os.Exit(hsvc.Main(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if os.Getenv("HINIT_TEST_SIGCONF") == "1" {
+		os.Unsetenv("HINIT_TEST_SIGCONF")
+		os.Exit(sigconf(os.Args[1:]))
+	}
+	if os.Getenv("HINIT_TEST_SUBREAPER_PROXY") == "1" {
+		os.Unsetenv("HINIT_TEST_SUBREAPER_PROXY")
+		os.Exit(subreaperProxy(os.Args[1:]))
+	}
 	if os.Getenv("HINIT_TEST_AS_INIT") == "1" {
 		os.Unsetenv("HINIT_TEST_AS_INIT")
 		if os.Getenv("HINIT_TEST_MOUNT_PROC") == "1" {
@@ -38,6 +50,13 @@ func TestMain(m *testing.M) {
 			if err := unix.Mount("proc", "/proc", "proc", 0, ""); err != nil {
 				fmt.Fprintln(os.Stderr, "mount proc:", err)
 				os.Exit(111)
+			}
+			if os.Getenv("HINIT_TEST_TMPFS_RUN") == "1" {
+				os.Unsetenv("HINIT_TEST_TMPFS_RUN")
+				if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, "mode=755"); err != nil {
+					fmt.Fprintln(os.Stderr, "mount /run:", err)
+					os.Exit(111)
+				}
 			}
 		}
 		os.Exit(Main(os.Args))
@@ -55,6 +74,11 @@ type initOpts struct {
 	tty      *os.File // when set: stdin, stdout and stderr, as controlling terminal
 	noTestEn bool     // leave HINIT_TESTPROG out of the config env
 	dropCaps string   // capabilities taken from hinit's bounding set, for setpriv: "-kill"
+	as       string   // run hinit through a symlink of this name ("tini")
+	flags    []string // hinit's options, before the "--" that precedes args
+	bare     bool     // no hinit.yaml and no HINIT_* variables: the bare mode
+	wrap     []string // a parent to start hinit with: wrap + hinit's command line
+	tmpfsRun bool     // as PID 1: a private tmpfs on /run, as docker gives
 }
 
 // initProc is a running hinit.
@@ -66,6 +90,8 @@ type initProc struct {
 	stderr *testprog.Buffer
 	done   chan struct{}
 	code   int
+	// wrapped: cmd is a parent of hinit (initOpts.wrap), not hinit
+	wrapped bool
 }
 
 // startInit starts the test binary as hinit, by default as PID 1 of new
@@ -76,23 +102,40 @@ func startInit(t *testing.T, o initOpts) *initProc {
 		t.Skip("PID namespaces need root")
 	}
 	dir := testprog.PublicDir(t)
-	env := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HINIT_TEST_AS_INIT=1",
-		"HINIT_RUNTIME_DIR=" + filepath.Join(dir, "run"),
-		"HINIT_SCANDIR=" + filepath.Join(dir, "service"),
-		"HINIT_CONFIG=" + filepath.Join(dir, "hinit.yaml"),
-	}
-	cfg := o.config
-	if !o.noTestEn {
-		cfg = "env: {HINIT_TESTPROG: \"1\"}\n" + cfg
-	}
-	if err := os.WriteFile(filepath.Join(dir, "hinit.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HINIT_TEST_AS_INIT=1"}
+	if o.bare {
+		if _, err := os.Stat(DefaultConfig); err == nil {
+			t.Skipf("%s exists here: no bare mode", DefaultConfig)
+		}
+	} else {
+		env = append(env,
+			"HINIT_RUNTIME_DIR="+filepath.Join(dir, "run"),
+			"HINIT_SCANDIR="+filepath.Join(dir, "service"),
+			"HINIT_CONFIG="+filepath.Join(dir, "hinit.yaml"))
+		cfg := o.config
+		if !o.noTestEn {
+			cfg = "env: {HINIT_TESTPROG: \"1\"}\n" + cfg
+		}
+		if err := os.WriteFile(filepath.Join(dir, "hinit.yaml"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	self := testprog.Command("x")[0]
+	if o.as != "" {
+		link := filepath.Join(dir, "bin", o.as)
+		os.MkdirAll(filepath.Dir(link), 0o755)
+		if err := os.Symlink(self, link); err != nil {
+			t.Fatal(err)
+		}
+		self = link
+	}
 	p := &initProc{t: t, dir: dir, stdout: new(testprog.Buffer), stderr: new(testprog.Buffer), done: make(chan struct{})}
-	p.cmd = exec.Command(self, append([]string{"--"}, o.args...)...)
+	line := append(append(slices.Clone(o.flags), "--"), o.args...)
+	p.cmd = exec.Command(self, line...)
+	if len(o.wrap) > 0 {
+		p.cmd = exec.Command(o.wrap[0], append(append(o.wrap[1:], self), line...)...)
+		p.wrapped = true
+	}
 	if o.dropCaps != "" {
 		p.cmd = exec.Command("setpriv", append([]string{"--bounding-set=" + o.dropCaps, self, "--"}, o.args...)...)
 	}
@@ -101,6 +144,9 @@ func startInit(t *testing.T, o initOpts) *initProc {
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
 	if !o.notPID1 {
 		p.cmd.Env = append(p.cmd.Env, "HINIT_TEST_MOUNT_PROC=1")
+		if o.tmpfsRun {
+			p.cmd.Env = append(p.cmd.Env, "HINIT_TEST_TMPFS_RUN=1")
+		}
 		p.cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 	}
 	if o.tty != nil {
@@ -196,4 +242,50 @@ func (p *initProc) hsvc(cred *syscall.Credential, args ...string) (int, string, 
 		p.t.Fatalf("hsvc %v: %v", args, err)
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// subreaperProxy runs argv as a child of a child subreaper, as tini's
+// subreaper-proxy.py does, and exits with its status.
+func subreaperProxy(argv []string) int {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "subreaper proxy:", err)
+		return 111
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Run()
+	return cmd.ProcessState.ExitCode()
+}
+
+// envProg is a test program run with the variable that makes the test
+// binary one: the bare mode gives main hinit's environment only.
+func envProg(name string, args ...string) []string {
+	return append([]string{"/usr/bin/env", testprog.Env()}, testprog.Command(name, args...)...)
+}
+
+// sigconf runs argv with SIGINT, SIGTTOU and SIGSEGV ignored and SIGTTIN,
+// SIGILL and SIGTERM blocked, as tini's sigconf-test.c does: a nohup or CI
+// runner's set-up that the init is to pass on to its main.
+func sigconf(argv []string) int {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTTOU)
+	runtime.LockOSThread()
+	var set unix.Sigset_t
+	for _, s := range []syscall.Signal{syscall.SIGTTIN, syscall.SIGILL, syscall.SIGTERM} {
+		set.Val[(s-1)/64] |= 1 << ((uint(s) - 1) % 64)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "sigconf: block:", err)
+		return 111
+	}
+	// The Go runtime holds SIGSEGV: ignore it in the kernel's table, the
+	// last thing before exec.
+	ign := struct{ handler, flags, restorer, mask uint64 }{handler: 1}
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(syscall.SIGSEGV),
+		uintptr(unsafe.Pointer(&ign)), 0, 8, 0, 0); e != 0 {
+		fmt.Fprintln(os.Stderr, "sigconf: ignore SIGSEGV:", e)
+		return 111
+	}
+	err := syscall.Exec(argv[0], argv, os.Environ())
+	fmt.Fprintln(os.Stderr, "sigconf: exec:", err)
+	return 111
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -48,9 +49,13 @@ type hinit struct {
 	mgr    *manager.Manager // the services and the hsvc verbs
 	stderr io.Writer
 
-	isPID1 bool
-	root   bool
-	tty    bool
+	opts    *options  // tini's flags and variables
+	ppid    int       // hinit's parent at start, for -p
+	errGate *termGate // hinit's stderr, held back while main has the terminal
+	outGate *termGate // the services' console copies, likewise
+	isPID1  bool
+	root    bool
+	tty     bool
 
 	sigs        chan os.Signal
 	stopRequest chan int // an essential service failed, or hsvc shutdown: the exit status
@@ -70,21 +75,17 @@ type hinit struct {
 }
 
 // boot runs the container: everything from signal setup to exit status.
-func boot(args []string) int {
+// opts are tini's flags and variables (options.go).
+func boot(args []string, opts *options) int {
 	h := &hinit{
 		stderr:      os.Stderr,
+		opts:        opts,
+		ppid:        os.Getppid(),
 		isPID1:      os.Getpid() == 1,
 		root:        os.Geteuid() == 0,
 		sigs:        make(chan os.Signal, 16),
 		stopRequest: make(chan int, 1),
 		mainGone:    make(chan struct{}),
-	}
-	level, lerr := parseLevel(os.Getenv("HINIT_LOG_LEVEL"))
-	h.logh = newLineHandler(os.Stderr, level)
-	h.log = slog.New(h.logh)
-	h.setupSignals()
-	if lerr != nil {
-		h.log.Warn(lerr.Error())
 	}
 	set, err := loadSettings(os.Getenv)
 	if err != nil {
@@ -92,12 +93,19 @@ func boot(args []string) int {
 		return 1
 	}
 	h.set = set
-	h.checkCaps()
-	h.lookupUser()
+	h.setupOutput()
+	defer h.errGate.release()
+	h.setupSignals()
+	if !set.bare {
+		h.checkCaps()
+		h.lookupUser()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.reaper.Run(ctx)
-	h.prepareRuntime()
+	if !set.bare {
+		h.prepareRuntime()
+	}
 	serveControl := h.listenControl()
 	h.writeEnvDir()
 	if code := h.runHooks(); code >= 0 {
@@ -129,41 +137,54 @@ func boot(args []string) int {
 	}
 	if h.main, err = h.startMain(argv, env); err != nil {
 		h.log.Error(fmt.Sprintf("main: %v", err))
-		return h.finish(launch.ExitCode(err))
+		return h.finish(opts.exitStatus(set.cfg.Main, launch.ExitCode(err)))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
-	// Booting many services leaves garbage behind (environments, expanded
-	// definitions): give it back to the system once, a moment later, so
-	// that the collection does not compete with main's own start.
-	time.AfterFunc(time.Second, debug.FreeOSMemory)
+	if !set.bare {
+		// Booting many services leaves garbage behind (environments,
+		// expanded definitions): give it back to the system once, a
+		// moment later, so that the collection does not compete with
+		// main's own start.
+		time.AfterFunc(time.Second, debug.FreeOSMemory)
+	}
 	return h.loop()
 }
 
-// setupSignals runs before any child exists (SPEC §2 step 1).
+// setupSignals runs before any child exists (SPEC §2 step 1). A signal
+// hinit inherited ignored (SIGINT or SIGHUP from nohup or a CI runner) is
+// neither caught nor forwarded, as with tini, and so stays ignored in main
+// and the services (docs/tini.md, "Signals main starts with").
 func (h *hinit) setupSignals() {
-	h.tty = isTerminal(0)
-	sigs := forwarded
+	var sigs []os.Signal
+	for _, s := range forwarded {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
 	if !h.tty {
 		sigs = append(sigs, syscall.SIGWINCH)
+	}
+	if p := h.opts.pdeath; catchable(p) && !slices.Contains(sigs, os.Signal(p)) {
+		sigs = append(sigs, p)
 	}
 	signal.Notify(h.sigs, sigs...)
 	h.reaper = reaper.New(h.log)
 	h.reaper.IgnoreTTYSignals()
-	if !h.isPID1 {
+	if h.opts.warnReap {
+		h.reaper.WarnOrphans()
+	}
+	if !h.isPID1 || h.opts.subreaper {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			h.log.Warn("cannot become a child subreaper; orphans will not be reaped", "err", err)
-		} else {
+		} else if !h.isPID1 {
 			h.log.Info(fmt.Sprintf("not PID 1 (pid %d): reaping orphans as a child subreaper", os.Getpid()))
 		}
 	}
+	h.setParentDeathSignal()
 }
 
 // managerOptions wires the service manager to this boot.
 func (h *hinit) managerOptions() manager.Options {
-	var console io.Writer = os.Stdout
-	if h.tty {
-		console = nil // nothing but main writes to the terminal
-	}
 	return manager.Options{
 		Config:          h.set.cfg,
 		Scandir:         h.set.scandir,
@@ -171,7 +192,7 @@ func (h *hinit) managerOptions() manager.Options {
 		Environ:         h.containerEnv,
 		RequestShutdown: h.requestShutdown,
 		Spawner:         h.reaper,
-		Console:         console,
+		Console:         h.outGate, // held back while main has the terminal
 		Root:            h.root,
 		CheckGrace:      h.set.checkGrace,
 		ShutdownTimeout: h.set.shutdownTimeout,
@@ -212,14 +233,24 @@ func (h *hinit) loop() int {
 		select {
 		case sig := <-h.sigs:
 			h.forward(sig)
-			if beginsShutdown(sig) {
-				begin(fmt.Sprintf("received %s", unix.SignalName(sig.(syscall.Signal))), true)
+			name := unix.SignalName(sig.(syscall.Signal))
+			switch {
+			case beginsShutdown(sig):
+				begin("received "+name, true)
+			case sig == h.opts.pdeath && h.parentGone():
+				begin("hinit's parent died ("+name+")", false) // main gets TERM too
 			}
 		case st := <-mainDone:
 			mainDone = nil
 			h.mainStatus = &st
 			close(h.mainGone)
+			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
+			if h.set.bare && h.alone() {
+				// As tini: main was all there was, nothing to stop
+				// or flush.
+				return h.opts.exitStatus(h.set.cfg.Main, st.ExitStatus())
+			}
 			begin("main exited", false)
 		case code := <-h.stopRequest:
 			why := "requested"
@@ -232,8 +263,18 @@ func (h *hinit) loop() int {
 			if explicit >= 0 {
 				return explicit
 			}
-			return mainExitStatus(h.set.cfg.Main, *h.mainStatus)
+			return h.opts.exitStatus(h.set.cfg.Main, h.mainStatus.ExitStatus())
 		}
+	}
+}
+
+// alone reports whether hinit has no child left at all.
+func (h *hinit) alone() bool {
+	select {
+	case <-h.reaper.Idle():
+		return true
+	default:
+		return false
 	}
 }
 
@@ -242,7 +283,7 @@ func (h *hinit) forward(sig os.Signal) {
 	if h.mainStatus != nil || h.main == nil {
 		return
 	}
-	if err := syscall.Kill(h.main.pid, sig.(syscall.Signal)); err != nil && err != syscall.ESRCH {
+	if err := syscall.Kill(h.opts.signalTarget(h.main.pid), sig.(syscall.Signal)); err != nil && err != syscall.ESRCH {
 		h.log.Warn("cannot forward signal to main", "signal", sig, "err", err)
 	}
 }
@@ -250,6 +291,7 @@ func (h *hinit) forward(sig os.Signal) {
 // finish shuts down after main could not run and returns code.
 func (h *hinit) finish(code int) int {
 	close(h.mainGone)
+	h.errGate.release()
 	h.shutdown(time.Now().Add(h.set.shutdownTimeout), true)
 	return code
 }

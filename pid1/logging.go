@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,24 @@ func writeAttr(b *strings.Builder, a slog.Attr) {
 		v = strconv.Quote(v)
 	}
 	fmt.Fprintf(b, " %s=%s", a.Key, v)
+}
+
+// setupOutput makes hinit's log and the services' console stream. With a
+// terminal both are held back from the start, so that main's screen is
+// main's from its first byte (termgate.go).
+func (h *hinit) setupOutput() {
+	level, err := h.opts.logLevel(os.Getenv("HINIT_LOG_LEVEL"), h.set.bare)
+	h.tty = isTerminal(0)
+	h.errGate, h.outGate = newGate(os.Stderr, true), newGate(os.Stdout, false)
+	if h.tty {
+		h.errGate.hold()
+		h.outGate.hold()
+	}
+	h.logh = newLineHandler(h.errGate, level)
+	h.log = slog.New(h.logh)
+	if err != nil {
+		h.log.Warn(err.Error())
+	}
 }
 
 // parseLevel reads HINIT_LOG_LEVEL: debug, info (default), warn or error.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -17,60 +18,140 @@ import (
 // Version is hinit's version, set at build time with -ldflags "-X".
 var Version = "dev"
 
-const usage = `usage: hinit [--] [CMD [ARGS...]]
+const usage = `usage: hinit [OPTIONS] [--] [CMD [ARGS...]]
        hinit check-config [FILE]
        hinit with-contenv CMD [ARGS...]   (also as with-contenv)
        hinit --version | --help
 
-As PID 1 every argument is the CMD's; the verbs are for docker exec.
+As PID 1 every argument is the CMD's (options only when a "--" ends
+them); the verbs are for docker exec.
 
 hinit is the PID 1 and process supervisor of the Hermes Agent image. It runs
 CMD as the container's main program (routed by main: in hinit.yaml), supervises
 the services of hinit.yaml and of the scandir, reaps zombies, and exits with
-main's exit status.
+main's exit status. Without a hinit.yaml it does what tini does, silently.
+
+Options (tini's, also when hinit runs as tini; docs/tini.md):
+  -e CODE   main's exit CODE (0-255) becomes 0; repeatable
+  -g        signals go to main's process group
+  -p SIG    hinit's parent-death signal (e.g. SIGTERM): forwarded, then shutdown
+  -s        child subreaper (hinit is one anyway when not PID 1)
+  -v        more verbose; repeatable
+  -w        a warning for every orphan reaped
+  -l        license
 
 Environment: HINIT_CONFIG (default /etc/hinit/hinit.yaml), HINIT_RUNTIME_DIR
 (/run/hinit), HINIT_SCANDIR (/run/service), HINIT_SHUTDOWN_TIMEOUT (8s),
-HINIT_LOG_LEVEL (info).
+HINIT_LOG_LEVEL (info; warn without hinit.yaml), TINI_SUBREAPER,
+TINI_KILL_PROCESS_GROUP, TINI_VERBOSITY, POSIXLY_CORRECT.
 `
+
+// tiniUsage is -h as tini: tini's own text, with hinit named.
+const tiniUsage = `tini (tini version 0.19.0 - hinit %s)
+Usage: tini [OPTIONS] PROGRAM -- [ARGS] | --version
+
+Execute a program under the supervision of a valid init process (hinit, as tini)
+
+Command line options:
+
+  --version: Show version and exit.
+  -h: Show this help message and exit.
+  -s: Register as a process subreaper (requires Linux >= 3.4).
+  -p SIGNAL: Trigger SIGNAL when parent dies, e.g. "-p SIGKILL".
+  -v: Generate more verbose output. Repeat up to 3 times.
+  -w: Print a warning when processes are getting reaped.
+  -g: Send signals to the child's process group.
+  -e EXIT_CODE: Remap EXIT_CODE (from 0 to 255) to 0 (can be repeated).
+  -l: Show license and exit.
+
+Environment variables:
+
+  TINI_SUBREAPER: Register as a process subreaper (requires Linux >= 3.4).
+  TINI_VERBOSITY: Set the verbosity level (default: 1).
+  TINI_KILL_PROCESS_GROUP: Send signals to the child's process group.
+
+`
+
+// license is what -l prints.
+const license = "hinit: see the LICENSE file of hinit's source repository (tini's own is MIT, Thomas Orozco).\n"
 
 // Main runs hinit with argv (os.Args: the container's CMD follows argv[0])
 // and returns the process exit status. Called as with-contenv, it runs a
-// command with the container environment instead.
+// command with the container environment instead; called as tini, it reads
+// its command line as tini does.
 func Main(argv []string) int {
 	args := argv[1:]
 	switch filepath.Base(argv[0]) {
 	case "with-contenv":
 		return withContenv(args)
 	case "tini":
-		args = dropTiniFlags(args)
+		return run("tini", args, true)
 	}
-	if len(args) > 0 && os.Getpid() == 1 {
+	if os.Getpid() == 1 {
 		// As the container's PID 1 every word is the CMD's, so that
 		// `docker run IMAGE --version` reaches hermes: hinit's own verbs
-		// are for docker exec (or after --).
-		if args[0] == "--" {
-			args = args[1:]
+		// are for docker exec, and its options need a "--" after them
+		// (ENTRYPOINT ["hinit", "-g", "--"]).
+		if i := slices.Index(args, "--"); i >= 0 {
+			if o, cmd, act, err := parseFlags(args[:i+1], false, os.Getenv); err == nil && act == actRun && len(cmd) == 0 {
+				o.readEnv(os.LookupEnv)
+				return boot(args[i+1:], o)
+			}
 		}
-		return boot(args)
+		o := &options{}
+		o.readEnv(os.LookupEnv)
+		return boot(args, o)
 	}
 	if len(args) > 0 {
 		switch args[0] {
-		case "--version", "-V":
-			fmt.Println("hinit", Version)
-			return 0
-		case "--help", "-h":
-			fmt.Print(usage)
-			return 0
+		case "-V":
+			return run("hinit", []string{"--version"}, false)
 		case "check-config":
 			return checkConfig(args[1:], os.Stdout, os.Stderr)
 		case "with-contenv":
 			return withContenv(args[1:])
-		case "--":
-			args = args[1:]
 		}
 	}
-	return boot(args)
+	return run("hinit", args, false)
+}
+
+// run parses a command line that is not PID 1's (or is tini's): a bad one
+// ends here with one line, before anything is touched (no subreaper, no
+// runtime dir), with 2 (1 as tini, as tini does).
+func run(name string, args []string, asTini bool) int {
+	o, cmd, act, err := parseFlags(args, asTini, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %s; %s -h lists the options\n", name, strings.TrimPrefix(err.Error(), "usage: "), name)
+		if asTini {
+			return 1
+		}
+		return 2
+	}
+	switch act {
+	case actHelp:
+		if asTini {
+			fmt.Printf(tiniUsage, Version)
+		} else {
+			fmt.Print(usage)
+		}
+		return 0
+	case actVersion:
+		if asTini {
+			fmt.Printf("tini version 0.19.0 - hinit %s\n", Version)
+		} else {
+			fmt.Println("hinit", Version)
+		}
+		return 0
+	case actLicense:
+		fmt.Print(license)
+		return 0
+	}
+	if asTini && len(cmd) == 0 {
+		fmt.Fprintln(os.Stderr, "tini: no program given; usage: tini [OPTIONS] PROGRAM -- [ARGS]")
+		return 1
+	}
+	o.readEnv(os.LookupEnv)
+	return boot(cmd, o)
 }
 
 // checkConfig validates a configuration file: exit 0 when it is good, 1
@@ -124,24 +205,4 @@ func withContenv(args []string) int {
 	err = syscall.Exec(cmd.Path, cmd.Argv, cmd.Attr.Env)
 	fmt.Fprintf(os.Stderr, "hinit: with-contenv: exec %s: %v\n", args[0], err)
 	return launch.ExitCode(err)
-}
-
-// dropTiniFlags lets hinit stand in for /usr/bin/tini, so that old
-// `tini -g --` entrypoints keep working: tini's flags are accepted and
-// ignored (hinit always reaps, signals main and kills process groups at
-// shutdown), up to "--" or the first word that is not a flag.
-func dropTiniFlags(args []string) []string {
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		flag := args[0]
-		args = args[1:]
-		switch flag {
-		case "--":
-			return args
-		case "-p", "-e": // tini flags that take a value
-			if len(args) > 0 {
-				args = args[1:]
-			}
-		}
-	}
-	return args
 }

@@ -127,13 +127,3 @@ func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return err == nil
 }
-
-// mainExitStatus is the container's status for how main ended, after
-// main.remap_exit.
-func mainExitStatus(m config.Main, st reaper.Status) int {
-	code := st.ExitStatus()
-	if to, ok := m.RemapExit[code]; ok {
-		return to
-	}
-	return code
-}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/control"
 )
 
 // Defaults of the settings environment variables may override.
@@ -27,6 +28,11 @@ type settings struct {
 	// checkGrace: hsvc check fails for a gateway wanted up but failing for
 	// longer (reconcile.check_grace, HINIT_GATEWAY_CHECK_GRACE); 0 = off.
 	checkGrace time.Duration
+	// bare: no hinit.yaml, and neither HINIT_RUNTIME_DIR nor HINIT_SCANDIR
+	// asks for more (SPEC §7). hinit then does what tini does: no runtime
+	// dir, environment dir, control socket or scandir watch, and it is
+	// silent unless something is wrong.
+	bare bool
 }
 
 // loadSettings reads HINIT_CONFIG (or the default path; a missing file
@@ -34,7 +40,8 @@ type settings struct {
 func loadSettings(getenv func(string) string) (*settings, error) {
 	path := or(getenv("HINIT_CONFIG"), DefaultConfig)
 	cfg, err := config.Load(path)
-	if errors.Is(err, fs.ErrNotExist) && getenv("HINIT_CONFIG") == "" {
+	missing := errors.Is(err, fs.ErrNotExist) && getenv("HINIT_CONFIG") == ""
+	if missing {
 		cfg, err = config.Default(), nil
 	}
 	if err != nil {
@@ -45,6 +52,10 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 		runtimeDir:      or(getenv("HINIT_RUNTIME_DIR"), DefaultRuntimeDir),
 		scandir:         or(getenv("HINIT_SCANDIR"), DefaultScandir),
 		shutdownTimeout: DefaultShutdownTimeout,
+		bare:            missing && control.Bare(getenv),
+	}
+	if s.bare {
+		s.runtimeDir, s.scandir = "", ""
 	}
 	if cfg.ShutdownTimeout > 0 {
 		s.shutdownTimeout = cfg.ShutdownTimeout

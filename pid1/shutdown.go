@@ -38,7 +38,7 @@ func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 	default:
 	}
 	if !signalled {
-		syscall.Kill(h.main.pid, syscall.SIGTERM)
+		syscall.Kill(h.opts.signalTarget(h.main.pid), syscall.SIGTERM)
 	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()

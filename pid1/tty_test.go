@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-
 	"hinit/internal/testprog"
 )
 
@@ -53,6 +52,42 @@ func TestTTYPassthrough(t *testing.T) {
 	}
 	if s := out.String(); strings.Contains(s, "service-line") || strings.Contains(s, "hinit:") {
 		t.Errorf("something but main wrote to the terminal:\n%s", s)
+	}
+}
+
+// The terminal belongs to main (SPEC §7): while a TUI-like main holds the
+// terminal, a service logging every 10 ms (console copies on) and hinit's
+// own lines (the service restarting, at debug level) write nothing to it,
+// byte for byte, even where hinit has no log file to send its lines to (an
+// unwritable runtime dir). After main exits hinit's lines may come back. Before
+// issue 12 hinit's lines reached the terminal whenever the runtime dir
+// could not be written.
+func TestTerminalBelongsToMain(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	cfg := "services:\n  chatty:\n    command: [/bin/sh, -c, 'for i in 1 2 3 4 5; do echo svc-line; sleep 0.01; done; exit 3']\n" +
+		"    backoff: {initial: 10ms, max: 20ms}\n    log: {console: true}\n"
+	var out testprog.Buffer
+	go io.Copy(&out, ptmx)
+	screen := "\x1b[2J\x1b[HTUI-SCREEN"
+	p := startInit(t, initOpts{config: cfg, tty: tty,
+		env:  []string{"HINIT_LOG_LEVEL=debug", "HINIT_RUNTIME_DIR=/proc/version/run"},
+		args: []string{"/bin/sh", "-c", `printf '` + screen + `'; sleep 0.5; printf 'DONE\n'`}})
+	tty.Close()
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	s := out.String()
+	i := strings.Index(s, "DONE")
+	if i < 0 {
+		t.Fatalf("main's DONE never reached the terminal:\n%q", s)
+	}
+	if s[:i] != screen {
+		t.Errorf("the terminal while main held it:\n%q\nwant main's bytes only:\n%q", s[:i], screen)
 	}
 }
 

@@ -54,7 +54,9 @@ type Reaper struct {
 	mu      sync.Mutex
 	waiting map[int]chan Status // pid -> where its status goes, guarded by mu
 	idle    chan struct{}       // closed while we have no children at all, guarded by mu
-	keepTTY bool                // restore SIGTTIN/SIGTTOU to default in children, guarded by mu
+	keepTTY bool                // give children the inherited SIGTTIN/SIGTTOU, guarded by mu
+	ttyInh  ttyDispositions     // SIGTTIN/SIGTTOU as this process inherited them, guarded by mu
+	warn    atomic.Bool         // log each orphan reaped as a warning (tini -w)
 }
 
 // New subscribes to SIGCHLD at once, so it must be called before any child
@@ -75,16 +77,26 @@ func New(log *slog.Logger) *Reaper {
 }
 
 // IgnoreTTYSignals makes this process ignore SIGTTIN and SIGTTOU, as a PID 1
-// must, while children still start with the default dispositions. An
-// ignored signal stays ignored across exec, so each fork in Start happens
-// with the two set to default, and ignored again right after
-// (ttysig_linux.go; tini does the same restoration in its child).
+// must, while children still start with the dispositions this process
+// inherited: default, or ignored when whoever started hinit ignored them.
+// An ignored signal stays ignored across exec, so each fork in Start
+// happens with the two set to what was inherited, and ignored again right
+// after (ttysig_linux.go; tini does the same restoration in its child). It
+// must be called before anything else changes the two.
 func (r *Reaper) IgnoreTTYSignals() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.keepTTY = true
+	inh, err := currentTTY()
+	if err != nil {
+		r.log.Warn("cannot read the inherited SIGTTIN/SIGTTOU; children get the defaults", "err", err)
+	}
+	r.keepTTY, r.ttyInh = true, inh
 	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
 }
+
+// WarnOrphans makes every orphan reaped a warning ("reaped zombie process
+// with pid=N", tini -w) instead of a debug line.
+func (r *Reaper) WarnOrphans() { r.warn.Store(true) }
 
 // Start forks and execs argv0 with attr and registers the child before the
 // reaping loop can see it exit. The returned channel delivers its Status
@@ -93,9 +105,9 @@ func (r *Reaper) Start(argv0 string, argv []string, attr *syscall.ProcAttr) (int
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keepTTY {
-		old, err := defaultTTY()
+		old, err := setTTY(&r.ttyInh)
 		if err != nil {
-			return 0, nil, fmt.Errorf("reset SIGTTIN/SIGTTOU for the child: %w", err)
+			return 0, nil, fmt.Errorf("restore SIGTTIN/SIGTTOU for the child: %w", err)
 		}
 		defer restoreTTY(&old)
 	}
@@ -143,11 +155,23 @@ func (r *Reaper) Run(ctx context.Context) {
 	}
 }
 
-// Reap collects every child that has exited by now. Run calls it on
-// SIGCHLD; shutdown may call it directly.
+// reap collects every child that has exited by now. Run calls it on
+// SIGCHLD; shutdown may call it directly. Statuses are handed out after
+// the collection, so that whoever gets the last child's status already
+// finds Idle closed.
 func (r *Reaper) reap() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	type exit struct {
+		pid int
+		ws  unix.WaitStatus
+	}
+	var exits []exit
+	defer func() {
+		for _, e := range exits {
+			r.deliver(e.pid, e.ws)
+		}
+	}()
 	for {
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
@@ -165,7 +189,7 @@ func (r *Reaper) reap() {
 		if pid == 0 {
 			return // children remain, none has exited
 		}
-		r.deliver(pid, ws)
+		exits = append(exits, exit{pid, ws})
 	}
 }
 
@@ -187,7 +211,9 @@ func (r *Reaper) deliver(pid int, ws unix.WaitStatus) {
 	done, ok := r.waiting[pid]
 	if !ok {
 		r.orphans.Add(1)
-		if r.log.Enabled(context.Background(), slog.LevelDebug) {
+		if r.warn.Load() {
+			r.log.Warn(fmt.Sprintf("reaped zombie process with pid=%d", pid))
+		} else if r.log.Enabled(context.Background(), slog.LevelDebug) {
 			r.log.Debug("reaped orphan", "pid", pid)
 		}
 		return

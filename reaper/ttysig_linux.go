@@ -23,18 +23,31 @@ type ttyDispositions [2]sigaction
 
 var ttySignals = [2]syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU}
 
-// defaultTTY sets SIGTTIN and SIGTTOU to their default action for the
-// fork that follows, and returns what to restore right after it. It talks
-// to the kernel directly: os/signal would hand each change to its own
-// locked thread and wait for it, several thread switches per start, which
-// a thousand services at boot pay a thousand times. Go's own view of the
-// two signals (ignored) is restored exactly by restoreTTY, and it never
-// installs a handler for them meanwhile. As PID 1 the kernel drops a
-// default-action signal to the namespace's init anyway, so the window
-// cannot stop hinit; as a subreaper it lasts one fork.
-func defaultTTY() (old ttyDispositions, err error) {
+// currentTTY reads SIGTTIN's and SIGTTOU's dispositions without changing
+// them.
+func currentTTY() (cur ttyDispositions, err error) {
 	for i, s := range ttySignals {
-		act := sigaction{} // handler 0: SIG_DFL
+		if err = rtSigaction(s, nil, &cur[i]); err != nil {
+			return cur, err
+		}
+	}
+	return cur, nil
+}
+
+// setTTY gives SIGTTIN and SIGTTOU the dispositions in want (what this
+// process inherited: default or ignored) for the fork that follows, and
+// returns what to restore right after it. It talks to the kernel
+// directly: os/signal would hand each change to its own locked thread and
+// wait for it, several thread switches per start, which a thousand
+// services at boot pay a thousand times. Go's own view of the two signals
+// (ignored, no handler: handlingSig is 0, so the forked child keeps what is
+// set here) is restored exactly by restoreTTY, and it never installs a
+// handler for them meanwhile. As PID 1 the kernel drops a default-action
+// signal to the namespace's init anyway, so the window cannot stop hinit;
+// as a subreaper it lasts one fork.
+func setTTY(want *ttyDispositions) (old ttyDispositions, err error) {
+	for i, s := range ttySignals {
+		act := want[i]
 		if err = rtSigaction(s, &act, &old[i]); err != nil {
 			if i == 1 {
 				rtSigaction(ttySignals[0], &old[0], nil)

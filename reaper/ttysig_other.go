@@ -10,12 +10,15 @@ import (
 
 // On other architectures the kernel's struct sigaction differs, so the
 // switch goes through os/signal: catching a signal makes exec reset it.
+// Children always get the defaults there, whatever was inherited.
 
 type ttyDispositions struct{}
 
 var ttyNotes = make(chan os.Signal, 1)
 
-func defaultTTY() (ttyDispositions, error) {
+func currentTTY() (ttyDispositions, error) { return ttyDispositions{}, nil }
+
+func setTTY(*ttyDispositions) (ttyDispositions, error) {
 	signal.Notify(ttyNotes, syscall.SIGTTIN, syscall.SIGTTOU)
 	return ttyDispositions{}, nil
 }

@@ -1,5 +1,11 @@
 // Command hinit is the PID 1 of the Hermes Agent container image: see
 // package pid1.
+//
+// The runtime's periodic GOMAXPROCS update is off: from a background
+// thread it would re-read the cgroup CPU quota every second, wake-ups an
+// init that mostly sleeps does not need (docs/decisions.md, "Bare mode").
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (

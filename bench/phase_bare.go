@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Metrics of the bare scenario.
+const (
+	bareRun   = "`-- /bin/true`: start → exit"
+	bareTerm  = "SIGTERM → PID 1 gone, sleeping main"
+	bareFloor = "SIGTERM → PID 1 gone, a Go program with no child"
+)
+
+// phaseBare measures hinit's bare mode (no hinit.yaml: SPEC §7) beside
+// tini, both as PID 1 of a fresh namespace: from t0 to PID 1 gone with
+// /bin/true as main, and from SIGTERM to PID 1 gone with a sleeping probe
+// as main (forwarded TERM, main dies, the init exits). The floor is what
+// any Go PID 1 pays: the probe itself as PID 1, exiting at SIGTERM.
+func (h *Harness) phaseBare() error {
+	if _, err := os.Stat("/etc/hinit/hinit.yaml"); err == nil {
+		h.logf("bare: /etc/hinit/hinit.yaml exists here, so hinit is not bare: skipped")
+		return nil
+	}
+	systems := h.wanted([]string{sysHinit, sysTini})
+	run, term := map[string][]float64{}, map[string][]float64{}
+	var floor []float64
+	for r := -1; r < h.set.runs*2; r++ { // run -1 warms the page cache
+		if d, err := h.shutdownFloorOnce(false); err != nil {
+			h.logf("bare: floor: %v", err)
+		} else if r >= 0 {
+			floor = append(floor, d)
+		}
+		for _, sys := range systems {
+			d, err := h.bareRunOnce(sys)
+			if err != nil {
+				h.logf("bare: %s: %v", sys, err)
+			} else if r >= 0 {
+				run[sys] = append(run[sys], d)
+			}
+			if d, err = h.bareTermOnce(sys); err != nil {
+				h.logf("bare: %s: %v", sys, err)
+			} else if r >= 0 {
+				term[sys] = append(term[sys], d)
+			}
+		}
+	}
+	h.res.add("bare", sysFloor, bareFloor, "ms", floor, "")
+	h.logf("bare: floor  %s %s", bareFloor, brief(floor, "ms"))
+	for _, sys := range systems {
+		h.res.add("bare", sys, bareRun, "ms", run[sys], "")
+		h.res.add("bare", sys, bareTerm, "ms", term[sys], "")
+		h.logf("bare: %-6s %s %s; %s %s", sys, bareRun, brief(run[sys], "ms"), bareTerm, brief(term[sys], "ms"))
+	}
+	return nil
+}
+
+// bareArgv is sys running argv with no configuration at all.
+func (h *Harness) bareArgv(sys string, argv []string) []string {
+	if sys == sysHinit {
+		return append([]string{h.hinit, "--"}, argv...)
+	}
+	return simpleInit(sys, argv)
+}
+
+func (h *Harness) bareRunOnce(sys string) (float64, error) {
+	dir, err := h.newDir(sys)
+	if err != nil {
+		return 0, err
+	}
+	in, err := h.start(sys, dir, launch{argv: h.bareArgv(sys, []string{"/bin/true"})})
+	if err != nil {
+		return 0, err
+	}
+	defer h.done(in)
+	if err := in.waitGone(10 * time.Second); err != nil {
+		return 0, err
+	}
+	return ms(in.goneAt - in.t0), nil
+}
+
+func (h *Harness) bareTermOnce(sys string) (float64, error) {
+	dir, err := h.newDir(sys)
+	if err != nil {
+		return 0, err
+	}
+	in, err := h.start(sys, dir, launch{argv: h.bareArgv(sys, h.probeArgv(svc{name: "main", mode: "sleep"}))})
+	if err != nil {
+		return 0, err
+	}
+	defer h.done(in)
+	if _, err := in.waitUp(time.Now().Add(10*time.Second), 0, []string{"main"}); err != nil {
+		return 0, fmt.Errorf("main never reported: %w", err)
+	}
+	time.Sleep(settleBeforeTerm)
+	t0 := mono()
+	if err := syscall.Kill(in.pid, syscall.SIGTERM); err != nil {
+		return 0, err
+	}
+	if err := in.waitGone(10 * time.Second); err != nil {
+		return 0, err
+	}
+	return ms(in.goneAt - t0), nil
+}

@@ -1,0 +1,230 @@
+package pid1
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"hinit/internal/testprog"
+)
+
+// hinit as tini (SPEC §7), through a symlink named tini, tried with tini's
+// own acceptance suite (tini's run_inner_tests.py).
+
+// -e N for every code: inclusive (-e N, exit N gives 0) and exclusive
+// (every other code given, exit N gives N). Before issue 12, -e was
+// dropped: exit 143 stayed 143.
+func TestTiniExpectEveryCode(t *testing.T) {
+	var wg sync.WaitGroup
+	codes := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for code := range codes {
+				sh := []string{"/bin/sh", "-c", fmt.Sprintf("exit %d", code)}
+				if _, got := runInit(t, initOpts{as: "tini", bare: true, notPID1: true, flags: []string{"-e", strconv.Itoa(code)}, args: sh}); got != 0 {
+					t.Errorf("tini -e %d, exit %d: %d, want 0", code, code, got)
+				}
+				var others []string
+				for c := range 256 {
+					if c != code {
+						others = append(others, "-e", strconv.Itoa(c))
+					}
+				}
+				if _, got := runInit(t, initOpts{as: "tini", bare: true, notPID1: true, flags: others, args: sh}); got != code {
+					t.Errorf("tini with the 255 other -e, exit %d: %d", code, got)
+				}
+			}
+		})
+	}
+	for code := range 256 {
+		codes <- code
+	}
+	close(codes)
+	wg.Wait()
+}
+
+// -g and TINI_KILL_PROCESS_GROUP: a SIGUSR1 to hinit ends a main that
+// ignores USR1 through its child, which does not (tini's pgroup test).
+// Before issue 12 the signal only reached main, and nothing ended.
+func TestTiniProcessGroup(t *testing.T) {
+	main := []string{"/bin/sh", "-c", `trap "" USR1; (trap - USR1; echo ready; exec sleep 100) & wait $!; exit $?`}
+	tests := []struct {
+		name string
+		o    initOpts
+	}{
+		{"tini -g", initOpts{as: "tini", flags: []string{"-g"}}},
+		{"tini with TINI_KILL_PROCESS_GROUP", initOpts{as: "tini", env: []string{"TINI_KILL_PROCESS_GROUP=1"}}},
+		{"hinit -g as PID 1", initOpts{flags: []string{"-g"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.o
+			o.bare, o.args = true, main
+			o.notPID1 = o.as != ""
+			p := startInit(t, o)
+			p.waitOutput("ready", false)
+			p.signal(syscall.SIGUSR1)
+			if code := p.wait(10 * time.Second); code != 128+int(syscall.SIGUSR1) {
+				t.Errorf("exit %d, want %d (main's child killed by SIGUSR1)", code, 128+int(syscall.SIGUSR1))
+			}
+		})
+	}
+}
+
+// -p SIGUSR1: when hinit's parent dies, main gets SIGUSR1, and hinit then
+// shuts down (main gets TERM). Before issue 12, -p was dropped.
+func TestTiniParentDeathSignal(t *testing.T) {
+	p := startInit(t, initOpts{as: "tini", bare: true, notPID1: true, flags: []string{"-s", "-p", "SIGUSR1"},
+		wrap: []string{"/bin/sh", "-c", `"$@" & wait`, "sh"}, args: envProg("signals")})
+	p.waitOutput("ready", false)
+	killTreeAtEnd(t, p.hinitPID()) // hinit outlives its parent; a failed test leaves nothing behind
+	p.signal(syscall.SIGKILL)      // hinit's parent
+	p.waitOutput("got SIGUSR1", false)
+	p.waitOutput("got SIGTERM", false)
+	p.wait(15 * time.Second) // main and hinit gone: nobody holds stdout
+}
+
+// Reaping and signals in tini's three non-PID-1 set-ups: under a subreaper
+// parent, with -s, and with TINI_SUBREAPER. Orphans of main are reaped,
+// and TERM, USR1 and USR2 to hinit end a main that does not catch them
+// with 128+N.
+func TestTiniSubreaperSetups(t *testing.T) {
+	self := testprog.Command("x")[0]
+	setups := []initOpts{
+		{wrap: []string{"/usr/bin/env", "HINIT_TEST_SUBREAPER_PROXY=1", self}},
+		{flags: []string{"-s"}},
+		{env: []string{"TINI_SUBREAPER="}},
+	}
+	for i, setup := range setups {
+		setup.as, setup.bare, setup.notPID1 = "tini", true, true
+		t.Run(fmt.Sprintf("setup %d reaping", i), func(t *testing.T) {
+			o := setup
+			o.flags = append(o.flags, "-w")
+			o.args = envProg("reaped", "20")
+			p, code := runInit(t, o)
+			if code != 0 || !strings.Contains(p.stdout.String(), "no zombies") {
+				t.Errorf("exit %d, stdout %q", code, p.stdout)
+			}
+			if n := strings.Count(p.stderr.String(), "reaped zombie process with pid="); n != 20 {
+				t.Errorf("-w: %d warnings for 20 orphans:\n%s", n, p.stderr)
+			}
+		})
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2} {
+			t.Run(fmt.Sprintf("setup %d %v", i, sig), func(t *testing.T) {
+				o := setup
+				o.args = []string{"/bin/sh", "-c", "echo ready; exec sleep 100"}
+				p := startInit(t, o)
+				p.waitOutput("ready", false)
+				syscall.Kill(p.hinitPID(), sig)
+				if code := p.wait(10 * time.Second); code != 128+int(sig) {
+					t.Errorf("exit %d, want %d", code, 128+int(sig))
+				}
+			})
+		}
+	}
+}
+
+// hinitPID is hinit's pid: the started process, or its child when a
+// wrapper started it.
+func (p *initProc) hinitPID() int {
+	pid := p.cmd.Process.Pid
+	if !p.wrapped {
+		return pid
+	}
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if f := strings.Fields(string(b)); len(f) == 1 {
+		if c, err := strconv.Atoi(f[0]); err == nil {
+			return c
+		}
+	}
+	p.t.Fatalf("no single child of the wrapper %d: %q", pid, b)
+	return 0
+}
+
+// Main and the services start with the ignored signals and the signal
+// mask hinit inherited (tini's sigconf test; docs/tini.md says which of
+// them a Go program can see at all): SIGINT and SIGTTOU ignored, SIGTTIN
+// blocked; and hinit adds nothing of its own. Before issue 12 they got
+// SIGINT and SIGTTOU back at their defaults.
+func TestInheritedSignals(t *testing.T) {
+	self := testprog.Command("x")[0]
+	tests := []struct {
+		name   string
+		o      initOpts
+		prefix string // of the lines of /proc/self/status in hinit's stdout
+	}{
+		{"main of a bare tini", initOpts{as: "tini", bare: true, flags: []string{"-s"}, args: []string{"/bin/cat", "/proc/self/status"}}, ""},
+		{"a service", initOpts{config: "services:\n  st: {command: [/bin/cat, /proc/self/status], restart: never}\n",
+			args: []string{"/bin/sh", "-c", "exec sleep 100"}}, "[st] "},
+	}
+	for _, tt := range tests {
+		o := tt.o
+		o.notPID1 = true
+		o.wrap = []string{"/usr/bin/env", "HINIT_TEST_SIGCONF=1", self}
+		t.Run(tt.name, func(t *testing.T) {
+			p := startInit(t, o)
+			p.waitOutput(tt.prefix+"SigBlk:", false)
+			syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM) // a service's test: stop main
+			p.wait(10 * time.Second)
+			var status strings.Builder
+			for _, l := range strings.Split(p.stdout.String(), "\n") {
+				if rest, ok := strings.CutPrefix(l, tt.prefix); ok {
+					status.WriteString(rest + "\n")
+				}
+			}
+			ign, blk := sigField(t, status.String(), "SigIgn"), sigField(t, status.String(), "SigBlk")
+			given := func(s ...syscall.Signal) (m uint64) {
+				for _, x := range s {
+					m |= 1 << (uint(x) - 1)
+				}
+				return m
+			}
+			if want := given(syscall.SIGINT, syscall.SIGTTOU); ign&want != want || ign&^given(syscall.SIGINT, syscall.SIGTTOU, syscall.SIGSEGV) != 0 {
+				t.Errorf("SigIgn %016x: want SIGINT and SIGTTOU, nothing but the inherited", ign)
+			}
+			if want := given(syscall.SIGTTIN); blk&want != want || blk&^given(syscall.SIGTTIN, syscall.SIGILL, syscall.SIGTERM) != 0 {
+				t.Errorf("SigBlk %016x: want SIGTTIN, nothing but the inherited", blk)
+			}
+		})
+	}
+}
+
+// sigField reads a hex mask line of /proc/PID/status.
+func sigField(t *testing.T, status, field string) uint64 {
+	t.Helper()
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, field+":\t"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+	}
+	t.Fatalf("no %s in %q", field, status)
+	return 0
+}
+
+// killTreeAtEnd kills pid and its descendants with SIGKILL when the test
+// ends, before the harness waits for the output pipe they hold.
+func killTreeAtEnd(t *testing.T, pid int) {
+	t.Cleanup(func() {
+		queue := []int{pid}
+		for len(queue) > 0 {
+			p := queue[0]
+			queue = queue[1:]
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", p, p))
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil {
+					queue = append(queue, c)
+				}
+			}
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+}
