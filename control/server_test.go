@@ -173,7 +173,7 @@ func TestSilentClientIsDropped(t *testing.T) {
 
 func TestBusy(t *testing.T) {
 	h := &fakeHandler{waiting: make(chan struct{}), release: make(chan struct{})}
-	path := startServer(t, "", h, func(s *Server) { s.MaxInFlight = 1 })
+	path := startServer(t, "", h, func(s *Server) { s.MaxRoot = 1 })
 	first := make(chan *Response, 1)
 	go func() {
 		c, err := Dial(path)
