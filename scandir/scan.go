@@ -67,12 +67,29 @@ func (w *Watcher) update(ctx context.Context, out chan<- Event, dirty map[string
 	for _, n := range refused {
 		w.log.Warn(fmt.Sprintf("scandir: refusing %s: more than %d services (services_max)", n, w.max), "svc", n)
 	}
+	for i := range evs {
+		if e := evs[i].Entry; e != nil && e.dropped {
+			evs[i] = w.reread(e.Name)
+		}
+	}
 	for _, ev := range evs {
 		if !send(ctx, out, ev) {
 			return false
 		}
 	}
 	return true
+}
+
+// reread reads again a dir the book promoted without its YAML, and
+// records what it read. A dir gone since is reported gone: the book keeps
+// its slot until the dir's own event says so, which frees it.
+func (w *Watcher) reread(name string) Event {
+	e := w.look(name)
+	if e == nil {
+		return Event{Name: name}
+	}
+	w.book.accepted[name] = e.kept()
+	return Event{Name: name, Entry: e}
 }
 
 // look classifies one name of the scandir and returns its Entry, or nil when

@@ -3,8 +3,10 @@ package hostile
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -111,7 +114,8 @@ func (p *initProc) flood(t *testing.T, bin, mode string, n int) (stop func()) {
 	must(t, err)
 	cmd.Stderr = os.Stderr
 	must(t, cmd.Start())
-	stop = func() { cmd.Process.Kill(); cmd.Wait() }
+	stop = sync.OnceFunc(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(stop)
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if line != "ready\n" {
 		stop()
@@ -124,7 +128,8 @@ func (p *initProc) flood(t *testing.T, bin, mode string, n int) (stop func()) {
 // connections to the socket at path that never let go. idle: connect and
 // say nothing; wait: `hsvc wait x --down`; reconnect: `hsvc status`. Each
 // connects again as soon as hinit closes it. It prints "ready" once each
-// has connected and sent its request, and runs until killed.
+// has connected and sent its request, and runs until killed, or until the
+// socket is gone.
 func flood(args []string) int {
 	mode, path := args[0], args[2]
 	n, _ := strconv.Atoi(args[1])
@@ -139,6 +144,9 @@ func flood(args []string) int {
 			first := true
 			for {
 				conn, err := net.Dial("unix", path)
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+					os.Exit(0) // hinit is gone
+				}
 				if err == nil {
 					io.WriteString(conn, req)
 				}
@@ -162,5 +170,5 @@ func flood(args []string) int {
 
 // hermesAttr runs a process as the hermes user.
 func hermesAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Credential: hermes}
+	return &syscall.SysProcAttr{Credential: hermes, Pdeathsig: syscall.SIGKILL}
 }
