@@ -236,6 +236,7 @@ func (r *runner) set(state, reason string) {
 	st.LastExit = r.lastExit
 	if r.log != nil {
 		st.LogPath, st.LostLines = r.log.Path(), r.log.Lost()
+		r.liveLog.Store(r.log)
 	}
 	st.Essential, st.Protected = r.def.Essential, r.def.Protected
 	r.publish(st)

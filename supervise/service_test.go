@@ -344,3 +344,33 @@ func TestNoStartDuringShutdown(t *testing.T) {
 		t.Errorf("after shutdown: %+v", st)
 	}
 }
+
+// TestLostLinesWhileUp (issue 14): lost_lines used to be read only at a
+// change of state, so a service that stayed up while its lines were lost
+// showed 0. Here `current` is a symlink, never followed: the line is lost.
+func TestLostLinesWhileUp(t *testing.T) {
+	must := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	must(t, os.Symlink(filepath.Join(dir, "elsewhere"), filepath.Join(dir, "current")))
+	f := newFixture(t)
+	d := def("chatty", "sleep", "inf")
+	d.Command = []string{"/bin/sh", "-c", "read -r _ < " + filepath.Join(dir, "go") + "; echo lost; exec sleep 100000"}
+	off := false
+	d.Log = config.Log{Dir: dir, MaxSize: 1 << 20, Keep: 1, Console: &off}
+	must(t, syscall.Mkfifo(filepath.Join(dir, "go"), 0o600))
+	s := f.add(d, true)
+	up := waitState(t, s, StateUp)
+	if up.LostLines != 0 {
+		t.Fatalf("lost %d lines before any was written", up.LostLines)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "go"), []byte("\n"), 0o600)) // the service prints its line now
+	testprog.WaitFor(t, 10*time.Second, "lost_lines to reach 1 while the service is up", func() bool {
+		st := s.Status()
+		return st.LostLines == 1 && st.State == StateUp && st.PID == up.PID
+	})
+}
