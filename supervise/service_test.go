@@ -309,6 +309,27 @@ func TestCannotExecute(t *testing.T) {
 	}
 }
 
+// TestWorkdirNotEnterable (issue 14): a workdir the service's user may not
+// enter used to be reported as "exec ...: permission denied".
+func TestWorkdirNotEnterable(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a service as another user")
+	}
+	f := newFixture(t)
+	testprog.ExposeBinary(t)
+	dir := filepath.Join(testprog.PublicDir(t), "private")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := def("walled", "sleep", "inf")
+	d.User, d.Workdir, d.Restart = "10000:10000", dir, config.RestartNever
+	st := waitState(t, f.add(d, true), StateExited)
+	want := "workdir " + dir + ": user 10000 cannot enter it: permission denied"
+	if st.LastExit.Code != 126 || st.Reason != want {
+		t.Errorf("got exit %d, reason %q; want 126, %q", st.LastExit.Code, st.Reason, want)
+	}
+}
+
 // Services never get the terminal: each leads its own session with stdin on
 // /dev/null, and inherits no descriptor but 0, 1 and 2.
 func TestServiceSessionAndDescriptors(t *testing.T) {

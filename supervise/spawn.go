@@ -100,7 +100,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	}
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("exec %s: %w", def.Command[0], err)
+		return nil, r.startFailure(def, dir, acct, err)
 	}
 	inst.pid, inst.done, inst.started = pid, done, time.Now()
 	return inst, nil
