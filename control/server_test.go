@@ -69,6 +69,7 @@ func TestHandlerMisbehaves(t *testing.T) {
 		{"ok with code", func() *Response { return &Response{OK: true, Code: 3, Error: "x"} }, CodeNoService, "x"},
 		{"not ok without code", func() *Response { return &Response{} }, CodeFailed, "status failed"},
 		{"two lines", func() *Response { return Errorf(CodeFailed, "one\ntwo\n") }, CodeFailed, "one; two"},
+		{"1 MiB", func() *Response { return &Response{Code: CodeFailed, Error: strings.Repeat("x", 1<<20)} }, CodeFailed, "x… (1047576 more bytes)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/errcap"
 	"hinit/reaper"
 	"hinit/svclog"
 )
@@ -224,6 +225,7 @@ func (r *runner) set(state, reason string) {
 	if state != r.state {
 		r.since = time.Now()
 	}
+	reason = errcap.Text(reason, errcap.Max) // a start error can quote 64 KiB of YAML
 	r.state, r.reason = state, reason
 	st := Status{Name: r.name, State: state, Reason: reason, Since: r.since, Source: r.def.Source}
 	st.Want = wantWord(r.want)

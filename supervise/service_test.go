@@ -309,6 +309,17 @@ func TestCannotExecute(t *testing.T) {
 	}
 }
 
+// TestLongStartErrorIsCapped (issue 14): a start error quotes the command,
+// which a 64 KiB service.yaml can make 64 KiB long; the reason kept is cut.
+func TestLongStartErrorIsCapped(t *testing.T) {
+	f := newFixture(t)
+	d := &config.Service{Name: "long", Command: []string{strings.Repeat("x", 60<<10)}, Restart: config.RestartNever}
+	st := waitState(t, f.add(d, true), StateExited)
+	if len(st.Reason) > 1024 || !strings.HasPrefix(st.Reason, `"xxx`) || !strings.HasSuffix(st.Reason, "more bytes)") {
+		t.Errorf("reason of %d bytes: %.80q...", len(st.Reason), st.Reason)
+	}
+}
+
 // TestWorkdirNotEnterable (issue 14): a workdir the service's user may not
 // enter used to be reported as "exec ...: permission denied".
 func TestWorkdirNotEnterable(t *testing.T) {
