@@ -93,21 +93,36 @@ type problems struct {
 
 // add records a problem at line.
 func (p *problems) add(line int, format string, args ...any) {
+	if !p.keeps(line) {
+		p.more++
+		return
+	}
 	pr := Problem{File: p.file, Line: line, Msg: errcap.Text(fmt.Sprintf(format, args...), maxProblemLen)}
 	if len(p.list) < MaxProblems {
 		p.list = append(p.list, pr)
 		return
 	}
 	p.more++
-	last := 0 // the kept problem of the highest line, the latest such
+	last := p.highest()
+	p.list = append(slices.Delete(p.list, last, last+1), pr)
+}
+
+// keeps reports whether a problem at line would be kept: there is room, or
+// it comes before the last one kept.
+func (p *problems) keeps(line int) bool {
+	return len(p.list) < MaxProblems || line < p.list[p.highest()].Line
+}
+
+// highest is the index of the kept problem of the highest line (the
+// latest such).
+func (p *problems) highest() int {
+	last := 0
 	for i, q := range p.list {
 		if q.Line >= p.list[last].Line {
 			last = i
 		}
 	}
-	if line < p.list[last].Line {
-		p.list = append(slices.Delete(p.list, last, last+1), pr)
-	}
+	return last
 }
 
 // err returns the collected problems as an *Error, or nil when there are none.

@@ -44,9 +44,9 @@ func TestJunkDefinitions(t *testing.T) {
 		table = p.statusTable()
 		return table.count("j", "unknown key") == dirs
 	})
-	rss := vmRSS(t, p.cmd.Process.Pid)
-	t.Logf("hinit with %d junk dirs: VmRSS %d KiB; status answer %d bytes; longest reason %d bytes",
-		dirs, rss, table.size, table.longestReason)
+	rss := procKB(t, p.cmd.Process.Pid, "VmRSS")
+	t.Logf("hinit with %d junk dirs: VmRSS %d KiB (peak VmHWM %d KiB); status answer %d bytes; longest reason %d bytes",
+		dirs, rss, procKB(t, p.cmd.Process.Pid, "VmHWM"), table.size, table.longestReason)
 	if rss > rssFactor*30<<10 {
 		t.Errorf("hinit's VmRSS is %d KiB, want < %d MiB", rss, rssFactor*30)
 	}
@@ -63,7 +63,7 @@ func TestJunkDefinitions(t *testing.T) {
 	waitFor(t, time.Minute, "the junk dirs to leave hsvc status", func() bool {
 		return p.statusTable().count("j", "") == 0
 	})
-	t.Logf("hinit after the junk dirs were removed: VmRSS %d KiB", vmRSS(t, p.cmd.Process.Pid))
+	t.Logf("hinit after the junk dirs were removed: VmRSS %d KiB", procKB(t, p.cmd.Process.Pid, "VmRSS"))
 }
 
 // statusTable is what the trials read of `hsvc status --json`.
@@ -106,20 +106,20 @@ func (tb statusTable) count(prefix, text string) int {
 	return n
 }
 
-// vmRSS reads VmRSS (KiB) of pid from /proc.
-func vmRSS(t *testing.T, pid int) int {
+// procKB reads a size field (VmRSS, VmHWM: KiB) of pid from /proc.
+func procKB(t *testing.T, pid int, field string) int {
 	t.Helper()
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	must(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 			must(t, err)
 			return kb
 		}
 	}
-	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }
