@@ -13,6 +13,7 @@ package account
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"slices"
@@ -43,15 +44,9 @@ func Lookup(spec string) (*Account, error) {
 		return nil, fmt.Errorf("account: empty user")
 	}
 	name, group, hasGroup := strings.Cut(spec, ":")
-	var u *user.User
-	var err error
-	if uid, nerr := strconv.Atoi(name); nerr == nil {
-		u, err = user.LookupId(name)
-		if err != nil {
-			u = &user.User{Uid: strconv.Itoa(uid), Gid: strconv.Itoa(uid), Username: name, HomeDir: "/"}
-		}
-	} else if u, err = user.Lookup(name); err != nil {
-		return nil, fmt.Errorf("account: %q: %w", name, ErrUnknown)
+	u, err := lookupUser(name)
+	if err != nil {
+		return nil, err
 	}
 	a := &Account{Name: u.Username, Home: u.HomeDir}
 	a.UID, _ = strconv.Atoi(u.Uid)
@@ -61,7 +56,9 @@ func Lookup(spec string) (*Account, error) {
 			return nil, err
 		}
 	}
-	a.Groups = groups(u, a.GID)
+	if a.Groups, err = groups(u, a.GID); err != nil {
+		return nil, err
+	}
 	if ex := extra.Load(); ex != nil {
 		for _, g := range *ex {
 			if !slices.Contains(a.Groups, g) {
@@ -75,27 +72,62 @@ func Lookup(spec string) (*Account, error) {
 	return a, nil
 }
 
+// lookupUser finds name (or a numeric uid) in /etc/passwd. Only a name or
+// uid the file lacks is unknown: a file that cannot be read (out of file
+// descriptors, EMFILE) is that error, never "unknown user".
+func lookupUser(name string) (*user.User, error) {
+	if uid, nerr := strconv.Atoi(name); nerr == nil {
+		u, err := user.LookupId(name)
+		var unknown user.UnknownUserIdError
+		switch {
+		case errors.As(err, &unknown):
+			return &user.User{Uid: strconv.Itoa(uid), Gid: strconv.Itoa(uid), Username: name, HomeDir: "/"}, nil
+		case err != nil:
+			return nil, fmt.Errorf("account: look up uid %s: %w", name, err)
+		}
+		return u, nil
+	}
+	u, err := user.Lookup(name)
+	var unknown user.UnknownUserError
+	switch {
+	case errors.As(err, &unknown):
+		return nil, fmt.Errorf("account: %q: %w", name, ErrUnknown)
+	case err != nil:
+		return nil, fmt.Errorf("account: look up %q: %w", name, err)
+	}
+	return u, nil
+}
+
 func lookupGroup(g string) (int, error) {
 	if gid, err := strconv.Atoi(g); err == nil {
 		return gid, nil
 	}
 	grp, err := user.LookupGroup(g)
-	if err != nil {
+	var unknown user.UnknownGroupError
+	switch {
+	case errors.As(err, &unknown):
 		return 0, fmt.Errorf("account: group %q: %w", g, ErrUnknown)
+	case err != nil:
+		return 0, fmt.Errorf("account: look up group %q: %w", g, err)
 	}
 	return strconv.Atoi(grp.Gid)
 }
 
-// groups lists u's supplementary groups with gid first.
-func groups(u *user.User, gid int) []int {
+// groups lists u's supplementary groups with gid first. An image without
+// /etc/group gives none; a file that cannot be read is an error, not fewer
+// groups.
+func groups(u *user.User, gid int) ([]int, error) {
 	out := []int{gid}
-	ids, _ := u.GroupIds()
+	ids, err := u.GroupIds()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("account: groups of %s: %w", u.Username, err)
+	}
 	for _, s := range ids {
 		if n, err := strconv.Atoi(s); err == nil && n != gid {
 			out = append(out, n)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Env returns HOME, USER and LOGNAME for a.

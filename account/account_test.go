@@ -2,7 +2,9 @@ package account
 
 import (
 	"errors"
+	"os"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -63,5 +65,48 @@ func TestKeptGroupsReachLookup(t *testing.T) {
 	kept = []int{0}
 	if again, _ := Lookup("root"); len(slices.Compact(slices.Sorted(slices.Values(again.Groups)))) != len(again.Groups) {
 		t.Errorf("groups %v list a group twice", again.Groups)
+	}
+}
+
+// TestLookupOutOfDescriptors (issue 14): with no file descriptor left, a
+// lookup used to say "unknown user" (main then exited 126 for a user that
+// exists). It says EMFILE, and a numeric uid is not made up either. This
+// holds for Go's own lookups, which hinit uses (CGO_ENABLED=0); libc's
+// (a cgo build: -race) may answer without a descriptor, which is fine.
+func TestLookupOutOfDescriptors(t *testing.T) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = 64
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	var held []*os.File
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}()
+	for {
+		f, err := os.Open(os.DevNull)
+		if errors.Is(err, syscall.EMFILE) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, f)
+	}
+	for _, spec := range []string{"root", "0", "root:root"} {
+		_, err := Lookup(spec)
+		if err == nil && cgoLookups {
+			continue
+		}
+		if !errors.Is(err, syscall.EMFILE) || errors.Is(err, ErrUnknown) {
+			t.Errorf("Lookup(%q) out of descriptors: %v, want EMFILE", spec, err)
+		}
 	}
 }

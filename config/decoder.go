@@ -27,13 +27,17 @@ func newDecoder(file string) *decoder {
 // at records a problem about node n; path (e.g. "services.web.restart")
 // prefixes the message when not empty.
 func (d *decoder) at(n *yaml.Node, path, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	if path != "" {
-		msg = path + ": " + msg
-	}
 	line := 1
 	if n != nil && n.Line > 0 {
 		line = n.Line
+	}
+	if !d.keeps(line) {
+		d.more++ // not formatted: thousands of problems cost a count each
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	if path != "" {
+		msg = path + ": " + msg
 	}
 	d.add(line, "%s", msg)
 }

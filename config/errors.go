@@ -3,8 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"hinit/errcap"
 )
 
 // Sentinel errors, checked with errors.Is.
@@ -34,21 +37,43 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
 }
 
-// Error is every problem found in one file, in line order. Parsing goes on
-// after the first problem so that an operator fixes a file in one pass.
+// Error is the problems found in one file, in line order. Parsing goes on
+// after the first problem so that an operator fixes a file in one pass; but
+// a file can hold thousands of problems (64 KiB of unknown keys), and the
+// error lives as long as the broken definition, goes to the log and into
+// every `hsvc status`: so an Error keeps the first MaxProblems (by line),
+// each cut to maxProblemLen, counts the others in More, and its text is
+// about errcap.Max bytes at most.
 type Error struct {
 	Problems []Problem
+	More     int // problems found beyond Problems
 }
 
-// Error joins the problems, one per line.
+// MaxProblems is how many problems an Error keeps.
+const MaxProblems = 16
+
+// maxProblemLen bounds one problem's line ("file:line: msg").
+const maxProblemLen = 512
+
+// Error joins the lines, one per line.
 func (e *Error) Error() string { return strings.Join(e.Lines(), "\n") }
 
-// Lines returns the problems as "file:line: msg" strings, one per problem,
-// for `hinit check-config` and log lines.
+// Lines returns the problems as "file:line: msg" strings, for `hinit
+// check-config` and log lines: as many as fit in errcap.Max bytes (at least
+// one), then "and N more problems" when some were left out.
 func (e *Error) Lines() []string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.String()
+	var lines []string
+	size := 0
+	for _, p := range e.Problems {
+		l := errcap.Text(p.String(), maxProblemLen)
+		if len(lines) > 0 && size+len(l) > errcap.Max {
+			break
+		}
+		lines = append(lines, l)
+		size += len(l) + 1
+	}
+	if more := e.More + len(e.Problems) - len(lines); more > 0 {
+		lines = append(lines, fmt.Sprintf("and %d more problems", more))
 	}
 	return lines
 }
@@ -56,15 +81,46 @@ func (e *Error) Lines() []string {
 // Unwrap makes errors.Is(err, ErrInvalid) true for every *Error.
 func (e *Error) Unwrap() error { return ErrInvalid }
 
-// problems collects the problems of one file as decoding goes.
+// problems collects the problems of one file as decoding goes: the
+// MaxProblems of the lowest lines, and how many others there were.
 type problems struct {
 	file string
 	list []Problem
+	more int
 }
 
 // add records a problem at line.
 func (p *problems) add(line int, format string, args ...any) {
-	p.list = append(p.list, Problem{File: p.file, Line: line, Msg: fmt.Sprintf(format, args...)})
+	if !p.keeps(line) {
+		p.more++
+		return
+	}
+	pr := Problem{File: p.file, Line: line, Msg: errcap.Text(fmt.Sprintf(format, args...), maxProblemLen)}
+	if len(p.list) < MaxProblems {
+		p.list = append(p.list, pr)
+		return
+	}
+	p.more++
+	last := p.highest()
+	p.list = append(slices.Delete(p.list, last, last+1), pr)
+}
+
+// keeps reports whether a problem at line would be kept: there is room, or
+// it comes before the last one kept.
+func (p *problems) keeps(line int) bool {
+	return len(p.list) < MaxProblems || line < p.list[p.highest()].Line
+}
+
+// highest is the index of the kept problem of the highest line (the
+// latest such).
+func (p *problems) highest() int {
+	last := 0
+	for i, q := range p.list {
+		if q.Line >= p.list[last].Line {
+			last = i
+		}
+	}
+	return last
 }
 
 // err returns the collected problems as an *Error, or nil when there are none.
@@ -74,5 +130,5 @@ func (p *problems) err() error {
 	}
 	list := append([]Problem(nil), p.list...)
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Line < list[j].Line })
-	return &Error{Problems: list}
+	return &Error{Problems: list, More: p.more}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -541,5 +542,51 @@ func TestLoad(t *testing.T) {
 	c, err := Load(path)
 	if err != nil || c.User != "hermes" || c.File != path {
 		t.Errorf("Load = %+v, %v", c, err)
+	}
+}
+
+// TestErrorIsCapped (issue 14, trial 4): 64 KiB of unknown keys used to
+// make a 1.9 MB error, kept and sent in every status. The error keeps the
+// first problems by line, counts the rest, and its text stays near 1 KiB.
+func TestErrorIsCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("command: [x]\n")
+	keys := 0
+	for b.Len() < 64<<10-16 {
+		fmt.Fprintf(&b, "k%d: 1\n", keys)
+		keys++
+	}
+	_, _, err := ParseService("service.yaml", []byte(b.String()), "junk")
+	var perr *Error
+	if !errors.As(err, &perr) {
+		t.Fatalf("ParseService: %v, want an *Error", err)
+	}
+	if len(perr.Problems) != MaxProblems || perr.More != keys-MaxProblems {
+		t.Fatalf("kept %d problems and %d more, want %d and %d", len(perr.Problems), perr.More, MaxProblems, keys-MaxProblems)
+	}
+	lines := perr.Lines()
+	if !strings.HasPrefix(lines[0], "service.yaml:2: k0: unknown key") {
+		t.Errorf("first line %q, want the first unknown key", lines[0])
+	}
+	if want := fmt.Sprintf("and %d more problems", keys-len(lines)+1); lines[len(lines)-1] != want {
+		t.Errorf("last line %q, want %q", lines[len(lines)-1], want)
+	}
+	if n := len(err.Error()); n > 1100 {
+		t.Errorf("error text is %d bytes, want about 1 KiB", n)
+	}
+}
+
+// TestProblemsKeepLowestLines: problems found out of line order still
+// leave the first ones of the file in the error.
+func TestProblemsKeepLowestLines(t *testing.T) {
+	p := problems{file: "f"}
+	for line := MaxProblems + 10; line >= 1; line-- {
+		p.add(line, "at %d", line)
+	}
+	p.add(1, "again at 1")
+	perr := p.err().(*Error)
+	if perr.More != 11 || perr.Problems[0].Msg != "at 1" || perr.Problems[1].Msg != "again at 1" ||
+		perr.Problems[MaxProblems-1].Line != MaxProblems-1 {
+		t.Fatalf("kept %+v, %d more", perr.Problems, perr.More)
 	}
 }

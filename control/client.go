@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 )
@@ -74,7 +75,14 @@ func (c *Client) Close() error {
 	return err
 }
 
+// dial connects to the control socket; root goes through root's own
+// socket beside it when there is one (a hinit of before it has none).
 func (c *Client) dial() (*Conn, error) {
+	if os.Geteuid() == 0 {
+		if conn, err := dialUnix(filepath.Join(filepath.Dir(c.path), RootSocketName), dialTimeout); err == nil {
+			return conn, nil
+		}
+	}
 	conn, err := dialUnix(c.path, dialTimeout)
 	switch {
 	case err == nil:

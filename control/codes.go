@@ -3,6 +3,8 @@ package control
 import (
 	"fmt"
 	"strings"
+
+	"hinit/errcap"
 )
 
 // Exit codes of hsvc (SPEC §4), carried in Response.Code so that the server
@@ -29,13 +31,13 @@ func Errorf(code int, format string, a ...any) *Response {
 	return &Response{V: Version, Code: code, Error: oneLine(fmt.Sprintf(format, a...))}
 }
 
-// oneLine joins the lines of s with "; ".
+// oneLine joins the lines of s with "; ", and cuts it to errcap.Max bytes.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
 	}
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
+	return errcap.Text(s, errcap.Max)
 }
 
 // normalize makes a handler's response consistent before it goes on the

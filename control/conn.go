@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // writeTimeout bounds how long a response may take to leave: a client that
@@ -18,16 +20,12 @@ const writeTimeout = 5 * time.Second
 // errTooLarge: the request line is longer than MaxRequest.
 var errTooLarge = errors.New("request too large")
 
-// serveConn runs one connection: credentials, request, response.
-func (s *Server) serveConn(ctx context.Context, conn *Conn) {
+// serveConn runs one admitted connection: request, response. A long
+// request moves its slot to the waits first (or is answered busy).
+func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl *slot) {
 	defer conn.Close()
 	defer s.logPanic("serving a control connection")
-	caller, err := s.callerOf(conn)
-	if err != nil {
-		s.Log.Warn("control: refusing connection", "err", err)
-		writeResponse(conn, Errorf(CodePermission, "permission denied: hinit cannot tell who you are (%v)", err), writeTimeout)
-		return
-	}
+	caller := callerOf(cred, s.ControlGID, s.selfUID)
 	br := bufio.NewReader(conn)
 	conn.SetReadDeadline(time.Now().Add(s.ReadTimeout))
 	line, eof, err := readRequest(br)
@@ -36,27 +34,34 @@ func (s *Server) serveConn(ctx context.Context, conn *Conn) {
 		return
 	}
 	conn.SetReadDeadline(time.Time{})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if !eof {
-		hungUp := make(chan struct{})
-		go func() { br.ReadByte(); cancel(); close(hungUp) }()
-		defer func() { <-hungUp }() // runs after conn.Close has unblocked ReadByte
-		defer conn.Close()
+	req, resp := s.decode(caller, line)
+	if resp == nil && req.long() {
+		if err := sl.toWait(); err != nil {
+			s.warn.Warn("control: refusing a wait: its user has too many open", caller.UID, "err", err)
+			resp = busy(err)
+		}
 	}
-	resp := s.handle(ctx, caller, line)
+	if resp == nil {
+		resp = s.serve(ctx, conn, br, eof, caller, req)
+	}
 	if err := writeResponse(conn, resp, writeTimeout); err != nil {
 		s.Log.Debug("control: answer lost", "uid", caller.UID, "pid", caller.PID, "code", resp.Code, "err", err)
 	}
 }
 
-// callerOf identifies the peer of conn.
-func (s *Server) callerOf(conn *Conn) (Caller, error) {
-	cred, err := conn.peerCred()
-	if err != nil {
-		return Caller{}, err
+// serve calls the Handler for a valid request, with a context that ends
+// when the client hangs up (or sends more), unless the request ended at
+// EOF.
+func (s *Server) serve(ctx context.Context, conn *Conn, br *bufio.Reader, eof bool, c Caller, req *Request) *Response {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if !eof {
+		hungUp := make(chan struct{})
+		go func() { br.ReadByte(); cancel(); close(hungUp) }()
+		defer func() { <-hungUp }() // runs after SetReadDeadline has unblocked ReadByte
+		defer conn.SetReadDeadline(time.Unix(1, 0))
 	}
-	return callerOf(cred, s.ControlGID, s.selfUID), nil
+	return s.handle(ctx, c, req)
 }
 
 // badRead answers a request that could not be read, when there is anyone
@@ -66,10 +71,10 @@ func (s *Server) badRead(conn *Conn, c Caller, err error) {
 	case errors.Is(err, io.EOF):
 		return // connected and left without a word
 	case errors.Is(err, errTooLarge):
-		s.Log.Warn("control: request too large", "uid", c.UID, "pid", c.PID)
+		s.warn.Warn("control: request too large", c.UID, "pid", c.PID)
 		writeResponse(conn, Errorf(CodeUsage, "request too large: at most %d bytes", MaxRequest), writeTimeout)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		s.Log.Warn("control: no request in time, dropping connection", "uid", c.UID, "pid", c.PID)
+		s.warn.Warn("control: no request in time, dropping connection", c.UID, "pid", c.PID)
 		writeResponse(conn, Errorf(CodeUsage, "no request within %v: send one JSON line after connecting", s.ReadTimeout), writeTimeout)
 	default:
 		s.Log.Debug("control: read request", "uid", c.UID, "pid", c.PID, "err", err)

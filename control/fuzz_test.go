@@ -47,7 +47,10 @@ func FuzzHandleRequest(f *testing.F) {
 			return
 		}
 		for _, c := range []Caller{{UID: 10000, Member: true}, {UID: 10001}} {
-			resp := s.handle(context.Background(), c, line)
+			req, resp := s.decode(c, line)
+			if resp == nil {
+				resp = s.handle(context.Background(), c, req)
+			}
 			checkResponse(t, resp)
 			if !c.Member && resp.Code != CodePermission {
 				t.Fatalf("stranger got code %d", resp.Code)

@@ -7,21 +7,35 @@ import (
 	"runtime/debug"
 )
 
-// handle turns one request line into a response: permission, decoding,
-// validation, then the Handler. It never panics, whatever line holds.
-func (s *Server) handle(ctx context.Context, c Caller, line []byte) *Response {
+// decode turns one request line into a request, or into the response that
+// refuses it: permission, decoding, validation. It never panics, whatever
+// line holds.
+func (s *Server) decode(c Caller, line []byte) (*Request, *Response) {
 	if !c.Root && !c.Member {
-		s.Log.Warn("control: permission denied", "uid", c.UID, "pid", c.PID)
-		return Errorf(CodePermission, "permission denied: uid %d is not in the control group (%s); run hsvc as the %s user or root", c.UID, s.group, s.group)
+		s.warn.Warn("control: permission denied", c.UID, "pid", c.PID)
+		return nil, Errorf(CodePermission, "permission denied: uid %d is not in the control group (%s); run hsvc as the %s user or root", c.UID, s.group, s.group)
 	}
 	var req Request
 	if err := json.Unmarshal(line, &req); err != nil {
-		return Errorf(CodeUsage, "malformed request: %v", err)
+		return nil, Errorf(CodeUsage, "malformed request: %v", err)
 	}
 	if err := req.Validate(); err != nil {
-		return Errorf(CodeUsage, "%v", err)
+		return nil, Errorf(CodeUsage, "%v", err)
 	}
-	resp := normalize(s.call(ctx, c, &req), req.Verb)
+	return &req, nil
+}
+
+// long reports whether req may keep its connection open for long (the verb
+// wait, or a verb told to wait): such requests hold a wait, not a request
+// slot.
+func (r *Request) long() bool {
+	return r.Verb == VerbWait || r.Wait != ""
+}
+
+// handle runs a decoded request through the Handler and makes its answer
+// consistent.
+func (s *Server) handle(ctx context.Context, c Caller, req *Request) *Response {
+	resp := normalize(s.call(ctx, c, req), req.Verb)
 	s.Log.Debug("control: request", "verb", req.Verb, "uid", c.UID, "pid", c.PID, "code", resp.Code)
 	return resp
 }

@@ -16,12 +16,28 @@ var ErrNotSocket = errors.New("not a socket")
 
 // Listen creates the control socket at path with mode 0660 and group gid
 // (gid < 0 keeps the group it was created with, for a non-root hinit), and
-// replaces a stale socket left at path by a previous boot. The socket is
-// bound under a temporary name and renamed into place, so it is never
-// reachable at path with the wrong mode, and rename never follows a
-// symlink. The directory must be root-owned (it is hinit's runtime dir).
-// Closing the listener removes the socket file.
+// root's own socket beside it (RootSocketName, mode 0600: no other user can
+// queue a connection in front of root's). A stale socket left at either
+// path by a previous boot is replaced. The sockets are bound under
+// temporary names and renamed into place, so they are never reachable with
+// the wrong mode, and rename never follows a symlink. The directory must be
+// root-owned (it is hinit's runtime dir). Closing the listener removes the
+// socket files.
 func Listen(path string, gid int) (*Listener, error) {
+	main, err := listenAt(path, gid, 0o660)
+	if err != nil {
+		return nil, err
+	}
+	root, err := listenAt(filepath.Join(filepath.Dir(path), RootSocketName), -1, 0o600)
+	if err != nil {
+		main.close()
+		return nil, err
+	}
+	return &Listener{socket: main, root: root}, nil
+}
+
+// listenAt creates one listening socket at path; see Listen.
+func listenAt(path string, gid int, mode os.FileMode) (*socket, error) {
 	if err := checkStale(path); err != nil {
 		return nil, err
 	}
@@ -39,7 +55,7 @@ func Listen(path string, gid int) (*Listener, error) {
 		os.Remove(tmp)
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
-	if err := placeSocket(tmp, path, gid); err != nil {
+	if err := placeSocket(tmp, path, gid, mode); err != nil {
 		ln.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("listen %s: %w", path, err)
@@ -49,7 +65,7 @@ func Listen(path string, gid int) (*Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("listen %s: %w", path, err)
 	}
-	return &Listener{acceptor: ln, path: path, st: st}, nil
+	return &socket{acceptor: ln, path: path, st: st}, nil
 }
 
 // checkStale accepts a missing path or a socket (stale or not: a second
@@ -70,13 +86,13 @@ func checkStale(path string) error {
 
 // placeSocket gives the freshly bound socket its mode and group, then
 // renames it over path.
-func placeSocket(tmp, path string, gid int) error {
+func placeSocket(tmp, path string, gid int, mode os.FileMode) error {
 	if gid >= 0 {
 		if err := os.Lchown(tmp, -1, gid); err != nil {
 			return fmt.Errorf("chown: %w", err)
 		}
 	}
-	if err := os.Chmod(tmp, 0o660); err != nil {
+	if err := os.Chmod(tmp, mode); err != nil {
 		return fmt.Errorf("chmod: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -85,20 +101,32 @@ func placeSocket(tmp, path string, gid int) error {
 	return nil
 }
 
-// Listener accepts connections on the control socket, and removes its
-// socket file on Close unless another process has replaced it meanwhile.
+// Listener accepts connections on the control socket (Accept) and on
+// root's socket, and removes both socket files on Close unless another
+// process has replaced them meanwhile.
 type Listener struct {
+	*socket         // the control socket
+	root    *socket // root's own
+}
+
+// Close stops listening on both sockets and removes those still ours.
+func (l *Listener) Close() error {
+	return errors.Join(l.socket.close(), l.root.close())
+}
+
+// socket is one listening socket and the file it was bound at.
+type socket struct {
 	*acceptor
 	path string
 	st   os.FileInfo
 }
 
-// Close stops listening and removes the socket file if it is still ours.
-func (l *Listener) Close() error {
-	err := l.acceptor.Close()
-	if st, serr := os.Lstat(l.path); serr == nil && os.SameFile(st, l.st) {
-		if rerr := os.Remove(l.path); rerr != nil && err == nil {
-			err = fmt.Errorf("remove %s: %w", l.path, rerr)
+// close stops listening and removes the socket file if it is still ours.
+func (s *socket) close() error {
+	err := s.acceptor.Close()
+	if st, serr := os.Lstat(s.path); serr == nil && os.SameFile(st, s.st) {
+		if rerr := os.Remove(s.path); rerr != nil && err == nil {
+			err = fmt.Errorf("remove %s: %w", s.path, rerr)
 		}
 	}
 	return err

@@ -58,11 +58,17 @@ func TestListen(t *testing.T) {
 				return
 			}
 			checkSocket(t, path, testGID)
+			rootPath := filepath.Join(filepath.Dir(path), RootSocketName)
+			if st, err := os.Lstat(rootPath); err != nil || st.Mode().Type() != fs.ModeSocket || st.Mode().Perm() != 0o600 {
+				t.Errorf("root's socket: %v %v, want a socket 0600", st.Mode(), err)
+			}
 			if err := ln.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-				t.Fatalf("socket left after Close: %v", err)
+			for _, p := range []string{path, rootPath} {
+				if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+					t.Fatalf("socket %s left after Close: %v", p, err)
+				}
 			}
 		})
 	}

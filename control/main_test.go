@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -24,6 +25,9 @@ const helperEnv = "CONTROL_TEST_HELPER_SOCK"
 func TestMain(m *testing.M) {
 	if path := os.Getenv(helperEnv); path != "" {
 		os.Exit(helperDial(path))
+	}
+	if path := os.Getenv(holdEnv); path != "" {
+		os.Exit(helperHold(path, strings.Fields(os.Getenv(holdWhat))))
 	}
 	os.Exit(m.Run())
 }
@@ -70,6 +74,7 @@ type fakeHandler struct {
 	mu      sync.Mutex
 	calls   int
 	callers []Caller      // guarded by mu
+	inWait  int           // waits in progress, guarded by mu
 	waiting chan struct{} // closed when a wait request has begun (if set)
 	release chan struct{} // ends waits (if set)
 	endedBy chan error    // receives ctx.Err() of an ended wait (if set)
@@ -90,6 +95,14 @@ func (f *fakeHandler) Handle(ctx context.Context, c Caller, req *Request) *Respo
 }
 
 func (f *fakeHandler) wait(ctx context.Context) *Response {
+	f.mu.Lock()
+	f.inWait++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inWait--
+		f.mu.Unlock()
+	}()
 	if f.waiting != nil {
 		close(f.waiting)
 	}
@@ -108,6 +121,12 @@ func (f *fakeHandler) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls
+}
+
+func (f *fakeHandler) waits() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inWait
 }
 
 func (f *fakeHandler) lastCaller() Caller {

@@ -13,12 +13,15 @@ import "time"
 // Protocol, version 1
 //
 //	socket   $HINIT_RUNTIME_DIR/control.sock (default /run/hinit/control.sock),
-//	         unix stream, mode 0660, owner root, group = the image's user's group
+//	         unix stream, mode 0660, owner root, group = the image's user's group;
+//	         root.sock beside it, mode 0600, the same protocol for root only
+//	         (the client of a root caller prefers it), so that no other user's
+//	         connections queue in front of root's
 //
 //	client                                   server (hinit)
 //	  connect ───────────────────────────────▶ accept; SO_PEERCRED → Caller
-//	                                           (more than MaxInFlight requests in
-//	                                           flight: answer "busy", close)
+//	                                           (caller's share full: answer
+//	                                           "busy", close; see Limits)
 //	  {"v":1,"verb":"start",...}\n ──────────▶ read one line, ≤ MaxRequest bytes,
 //	                                           within ReadTimeout (5 s); otherwise
 //	                                           answer CodeUsage and close
@@ -70,11 +73,22 @@ import "time"
 // meaning of a field bumps Version.
 const Version = 1
 
-// Limits of the server, part of the protocol so that clients can rely on them.
+// Limits of the server, part of the protocol so that clients can rely on
+// them. Root has its own share of the server, so no other user can keep
+// root (and the health check, which runs as root) from an answer; each
+// other uid has a share of its own inside the share of all non-root users.
+// A slot is taken once the kernel has said who connected (SO_PEERCRED),
+// before anything is read; a long request (the verb wait, or a verb with
+// wait) then moves to the waits and frees its request slot. A connection
+// beyond a share is answered "hinit is busy" (code 1) and closed.
 const (
-	MaxRequest  = 64 << 10        // longest request line, newline excluded
-	ReadTimeout = 5 * time.Second // time a client has to send its request
-	MaxInFlight = 64              // requests served at once; more are answered "busy"
+	MaxRequest      = 64 << 10        // longest request line, newline excluded
+	ReadTimeout     = 5 * time.Second // time a client has to send its request
+	MaxInFlight     = 64              // non-root connections being read or served at once, waits excluded
+	MaxPerUser      = 16              // of those, from one uid
+	MaxWaits        = 256             // non-root long requests at once
+	MaxWaitsPerUser = 64              // of those, from one uid
+	MaxRoot         = 64              // root's connections at once, waits included
 	// QuickAnswer bounds how long hinit takes to answer a request that
 	// does not wait (empty wait): long operations are answered "accepted"
 	// at once, or within this. Clients allow more than this before they
@@ -87,6 +101,7 @@ const (
 	DefaultRuntimeDir = "/run/hinit"
 	RuntimeDirEnv     = "HINIT_RUNTIME_DIR"
 	SocketName        = "control.sock"
+	RootSocketName    = "root.sock" // beside SocketName, mode 0600: root's own way in
 )
 
 // Verbs of the protocol, one per hsvc verb except logs (which asks status

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Handler carries out requests; hinit's supervisor implements it. The
@@ -31,16 +33,22 @@ func (f HandlerFunc) Handle(ctx context.Context, c Caller, req *Request) *Respon
 }
 
 // Server serves the control protocol. The zero values of the limits mean
-// the protocol's defaults; tests shorten them.
+// the protocol's defaults (MaxInFlight, MaxPerUser, ...); tests shorten them.
 type Server struct {
-	Handler     Handler
-	ControlGID  int // group whose members may use hsvc; < 0: none (only root and hinit's uid)
-	Log         *slog.Logger
-	ReadTimeout time.Duration // time to send the request (ReadTimeout)
-	MaxInFlight int           // requests at once (MaxInFlight)
+	Handler         Handler
+	ControlGID      int // group whose members may use hsvc; < 0: none (only root and hinit's uid)
+	Log             *slog.Logger
+	ReadTimeout     time.Duration // time to send the request (ReadTimeout)
+	MaxInFlight     int           // other users' requests at once (MaxInFlight)
+	MaxPerUser      int           // of those, one uid's (MaxPerUser)
+	MaxWaits        int           // other users' waits at once (MaxWaits)
+	MaxWaitsPerUser int           // of those, one uid's (MaxWaitsPerUser)
+	MaxRoot         int           // root's requests and waits at once (MaxRoot)
 
 	group   string // ControlGID's name, for the permission message
 	selfUID int
+	adm     *admission
+	warn    *quietLog
 }
 
 // Serve serves the control protocol on ln until ctx ends; see Server.
@@ -49,22 +57,32 @@ func Serve(ctx context.Context, ln *Listener, h Handler, controlGID int, log *sl
 	return s.Serve(ctx, ln)
 }
 
-// Serve accepts connections on ln, one goroutine each, until ctx ends; then
+// Serve accepts connections on ln until ctx ends, one goroutine for each
+// connection its caller's share admits (Limits in the protocol); then
 // it closes ln, waits for the requests in flight (their contexts are
 // cancelled) and returns nil. It returns an error only when ln fails for
 // good.
 func (s *Server) Serve(ctx context.Context, ln *Listener) error {
 	s.setDefaults()
+	defer s.warn.close()
 	var wg sync.WaitGroup
 	defer wg.Wait() // runs last: after cancel has ended the requests in flight
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	slots := make(chan struct{}, s.MaxInFlight)
+	// Root's socket has a loop of its own: whatever waits in the other's
+	// accept queue, root's connection is taken at once. Closing ln ends both.
+	wg.Go(func() { s.acceptLoop(ctx, ln.root.acceptor, &wg) })
+	return s.acceptLoop(ctx, ln.socket.acceptor, &wg)
+}
+
+// acceptLoop accepts connections on a until ctx ends (nil) or a fails for
+// good, and serves each admitted one in a goroutine of wg.
+func (s *Server) acceptLoop(ctx context.Context, a *acceptor, wg *sync.WaitGroup) error {
 	var delay time.Duration
 	for {
-		conn, err := ln.Accept()
+		conn, err := a.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -75,16 +93,44 @@ func (s *Server) Serve(ctx context.Context, ln *Listener) error {
 			continue
 		}
 		delay = 0
-		select {
-		case slots <- struct{}{}:
+		if cred, sl := s.admit(conn); sl != nil {
 			wg.Go(func() {
-				defer func() { <-slots }()
-				s.serveConn(ctx, conn)
+				defer sl.release()
+				s.serveConn(ctx, conn, cred, sl)
 			})
-		default:
-			s.refuseBusy(conn)
 		}
 	}
+}
+
+// admit identifies the peer of a new connection and takes a slot of its
+// uid's share. A connection that cannot have one is answered and closed
+// at once, without reading it: the socket is fresh, so that short write
+// cannot block the accept loop.
+func (s *Server) admit(conn *Conn) (*unix.Ucred, *slot) {
+	cred, err := conn.peerCred()
+	if err != nil {
+		s.warn.Warn("control: refusing a connection: cannot tell who it is", -1, "err", err)
+		s.refuse(conn, Errorf(CodePermission, "permission denied: hinit cannot tell who you are (%v)", err))
+		return nil, nil
+	}
+	sl, err := s.adm.admit(int(cred.Uid))
+	if err != nil {
+		s.warn.Warn("control: refusing a connection: its user has too many open", int(cred.Uid), "err", err)
+		s.refuse(conn, busy(err))
+		return nil, nil
+	}
+	return cred, sl
+}
+
+// busy is the answer to a caller over its share.
+func busy(err error) *Response {
+	return Errorf(CodeFailed, "%v: try again in a moment", err)
+}
+
+// refuse answers a connection that will not be served, and closes it.
+func (s *Server) refuse(conn *Conn, resp *Response) {
+	writeResponse(conn, resp, 100*time.Millisecond)
+	conn.Close()
 }
 
 // acceptFailed handles an Accept error: fatal when the listener is closed,
@@ -112,11 +158,23 @@ func (s *Server) setDefaults() {
 	if s.ReadTimeout <= 0 {
 		s.ReadTimeout = ReadTimeout
 	}
-	if s.MaxInFlight <= 0 {
-		s.MaxInFlight = MaxInFlight
-	}
+	orDefault(&s.MaxInFlight, MaxInFlight)
+	orDefault(&s.MaxPerUser, MaxPerUser)
+	orDefault(&s.MaxWaits, MaxWaits)
+	orDefault(&s.MaxWaitsPerUser, MaxWaitsPerUser)
+	orDefault(&s.MaxRoot, MaxRoot)
+	s.adm = newAdmission(limits{root: s.MaxRoot, conns: s.MaxInFlight, connsPerUser: s.MaxPerUser,
+		waits: s.MaxWaits, waitsPerUser: s.MaxWaitsPerUser})
+	s.warn = newQuietLog(s.Log, warnEvery)
 	s.selfUID = os.Geteuid()
 	s.group = groupName(s.ControlGID)
+}
+
+// orDefault sets *n to def when it is not positive.
+func orDefault(n *int, def int) {
+	if *n <= 0 {
+		*n = def
+	}
 }
 
 // groupName is the name of gid for messages, or its number.
@@ -128,15 +186,6 @@ func groupName(gid int) string {
 		return g.Name
 	}
 	return strconv.Itoa(gid)
-}
-
-// refuseBusy answers a connection beyond MaxInFlight without reading it.
-// The socket is fresh, so the short write cannot block the accept loop.
-func (s *Server) refuseBusy(conn *Conn) {
-	defer conn.Close()
-	s.Log.Warn("control: too many requests in flight, refusing one", "max", s.MaxInFlight)
-	resp := Errorf(CodeFailed, "hinit is busy (%d requests in flight): try again in a moment", s.MaxInFlight)
-	writeResponse(conn, resp, 100*time.Millisecond)
 }
 
 // logPanic is the last resort of a connection's goroutine: a bug in hinit

@@ -73,6 +73,7 @@ func TestHandlerMisbehaves(t *testing.T) {
 		{"ok with code", func() *Response { return &Response{OK: true, Code: 3, Error: "x"} }, CodeNoService, "x"},
 		{"not ok without code", func() *Response { return &Response{} }, CodeFailed, "status failed"},
 		{"two lines", func() *Response { return Errorf(CodeFailed, "one\ntwo\n") }, CodeFailed, "one; two"},
+		{"1 MiB", func() *Response { return &Response{Code: CodeFailed, Error: strings.Repeat("x", 1<<20)} }, CodeFailed, "x… (1047576 more bytes)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,7 +178,7 @@ func TestSilentClientIsDropped(t *testing.T) {
 
 func TestBusy(t *testing.T) {
 	h := &fakeHandler{waiting: make(chan struct{}), release: make(chan struct{})}
-	path := startServer(t, "", h, func(s *Server) { s.MaxInFlight = 1 })
+	path := startServer(t, "", h, func(s *Server) { s.MaxRoot = 1 })
 	first := make(chan *Response, 1)
 	go func() {
 		c, err := Dial(path)

@@ -30,7 +30,10 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/account"
+	"hinit/asuser"
 )
 
 // Session says what session and process group a program gets.
@@ -202,4 +205,31 @@ func ExitCode(err error) int {
 		return 127
 	}
 	return 126
+}
+
+// StartError says why starting cmd (built from p) failed with err. A
+// working dir the program's user may not enter fails in the child's chdir,
+// after the switch to that user, with the errno an exec would give: on such
+// an errno the dir is tried again with the program's rights and blamed when
+// it is the cause, rather than the program.
+func (p Program) StartError(cmd *Cmd, err error) error {
+	if dir := cmd.Attr.Dir; dir != "" && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)) {
+		if derr := p.enter(dir); derr != nil {
+			return fmt.Errorf("workdir %s: user %s cannot enter it: %w", dir, p.User.Name, derr)
+		}
+	}
+	return fmt.Errorf("exec %s: %w", p.Argv[0], err)
+}
+
+// enter resolves dir/. with the rights the program runs with, which needs
+// the search permission chdir needs.
+func (p Program) enter(dir string) error {
+	stat := func() error {
+		var st unix.Stat_t
+		return unix.Stat(dir+"/.", &st)
+	}
+	if !p.Switch || p.User == nil {
+		return stat() // nothing is switched: the program has hinit's rights
+	}
+	return asuser.Do(asuser.ID{UID: p.User.UID, GID: p.User.GID, Groups: p.User.Groups}, stat)
 }

@@ -142,7 +142,8 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr)
 	if err != nil {
-		return launch.ExitCode(err), fmt.Errorf("exec %s: %w", hook.Command[0], err)
+		err = prog.StartError(cmd, err)
+		return launch.ExitCode(err), err
 	}
 	timer := time.NewTimer(hook.Timeout)
 	defer timer.Stop()

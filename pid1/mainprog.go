@@ -74,7 +74,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr)
 	if err != nil {
-		return nil, fmt.Errorf("exec %s: %w", argv[0], err)
+		return nil, prog.StartError(cmd, err)
 	}
 	return &mainProc{argv: argv, pid: pid, done: done}, nil
 }

@@ -36,7 +36,7 @@ func (h *hinit) resolveUser() *account.Account {
 	}
 	a, err := account.Lookup(h.set.cfg.User)
 	if err != nil {
-		h.log.Error("user of hinit.yaml not found: files are written as root's and the control socket is root-only",
+		h.log.Error("user of hinit.yaml cannot be resolved: files are written as root's and the control socket is root-only",
 			"user", h.set.cfg.User, "err", err)
 		return nil
 	}

@@ -8,7 +8,9 @@ import (
 // book is what the consumer has been told, and the services_max policy.
 // Accepted names keep their slot while their dir exists; a freed slot goes to
 // the first waiting name in sorted order. Refused entries are kept up to date
-// silently, so one can be promoted without being read again.
+// silently. Entries are kept without their YAML (Entry.kept): an Event that
+// promotes a name the batch did not read carries an Entry whose YAML was
+// dropped, and the Watcher reads that dir again before sending it.
 type book struct {
 	max      int
 	accepted map[string]Entry // name -> Entry last sent
@@ -36,11 +38,11 @@ func (b *book) apply(found map[string]*Entry) (evs []Event, newlyRefused []strin
 			evs = append(evs, Event{Name: n})
 		case e == nil:
 		case acc && !old.same(*e):
-			b.accepted[n] = *e
+			b.accepted[n] = e.kept()
 			changed = append(changed, Event{Name: n, Entry: copyEntry(*e)})
 		case acc:
 		case ref:
-			b.refused[n] = *e
+			b.refused[n] = e.kept()
 		default:
 			fresh = append(fresh, n)
 		}
@@ -60,16 +62,16 @@ func (b *book) fill(found map[string]*Entry, fresh []string, evs []Event) ([]Eve
 	var newlyRefused []string
 	for _, n := range waiting {
 		e, ok := b.refused[n]
-		if !ok {
-			e = *found[n]
+		if f := found[n]; f != nil {
+			e = *f // read in this batch: with its YAML
 		}
 		switch {
 		case len(b.accepted) < b.max:
 			delete(b.refused, n)
-			b.accepted[n] = e
+			b.accepted[n] = e.kept()
 			evs = append(evs, Event{Name: n, Entry: copyEntry(e)})
 		case !ok:
-			b.refused[n] = e
+			b.refused[n] = e.kept()
 			evs = append(evs, Event{Name: n, Refused: true})
 			newlyRefused = append(newlyRefused, n)
 		}

@@ -66,6 +66,13 @@ func TestBookServicesMax(t *testing.T) {
 			if !slices.Equal(logged, tc.logged) {
 				t.Errorf("newly refused = %v, want %v", logged, tc.logged)
 			}
+			for _, kept := range []map[string]Entry{b.accepted, b.refused} {
+				for n, e := range kept {
+					if e.YAML != nil || !e.dropped {
+						t.Errorf("the book keeps %s with %d bytes of YAML (dropped %v)", n, len(e.YAML), e.dropped)
+					}
+				}
+			}
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package scandir
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/errcap"
 	"hinit/trust"
 )
 
@@ -41,8 +43,13 @@ func readEntry(name, path string) (e Entry, ok bool, err error) {
 		return Entry{}, false, nil // no service.yaml (yet)
 	}
 	e.Trust = judge.Verdict()
+	e.Trust.Refused = errcap.Error(e.Trust.Refused)
 	if e.Err == nil && e.Trust.Refused != nil {
 		e.YAML, e.Err = nil, e.Trust.Refused // nothing an untrusted writer wrote is kept
+	}
+	e.Err = errcap.Error(e.Err)
+	if e.Err == nil {
+		e.sum = sha256.Sum256(e.YAML)
 	}
 	e.Down = hasFile(dfd, "down")
 	return e, true, nil

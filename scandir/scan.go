@@ -58,16 +58,41 @@ func readNames(dir string) ([]string, error) {
 	return names, nil
 }
 
-// update reads each dirty name afresh and sends what changed. It returns
-// false when ctx ended before everything was sent.
+// readBatch is how many names update reads before it sends their events:
+// it bounds the YAML held at once (readBatch × MaxYAMLSize, 2 MiB) when
+// hundreds of dirs change together, as at boot or after an overflow.
+const readBatch = 32
+
+// update reads each dirty name afresh and sends what changed, readBatch
+// names at a time in sorted order. It returns false when ctx ended before
+// everything was sent.
 func (w *Watcher) update(ctx context.Context, out chan<- Event, dirty map[string]bool) bool {
-	found := make(map[string]*Entry, len(dirty))
-	for _, n := range slices.Sorted(maps.Keys(dirty)) {
+	for names := slices.Sorted(maps.Keys(dirty)); len(names) > 0; {
+		n := min(len(names), readBatch)
+		if !w.updateSome(ctx, out, names[:n]) {
+			return false
+		}
+		names = names[n:]
+	}
+	return true
+}
+
+// updateSome reads names and sends what changed. Within a batch, removals
+// free slots before new names take them; across batches, a name refused
+// over services_max gets the slot a later batch frees.
+func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []string) bool {
+	found := make(map[string]*Entry, len(names))
+	for _, n := range names {
 		found[n] = w.look(n)
 	}
 	evs, refused := w.book.apply(found)
 	for _, n := range refused {
 		w.log.Warn(fmt.Sprintf("scandir: refusing %s: more than %d services (services_max)", n, w.max), "svc", n)
+	}
+	for i := range evs {
+		if e := evs[i].Entry; e != nil && e.dropped {
+			evs[i] = w.reread(e.Name)
+		}
 	}
 	for _, ev := range evs {
 		if !send(ctx, out, ev) {
@@ -75,6 +100,18 @@ func (w *Watcher) update(ctx context.Context, out chan<- Event, dirty map[string
 		}
 	}
 	return true
+}
+
+// reread reads again a dir the book promoted without its YAML, and
+// records what it read. A dir gone since is reported gone: the book keeps
+// its slot until the dir's own event says so, which frees it.
+func (w *Watcher) reread(name string) Event {
+	e := w.look(name)
+	if e == nil {
+		return Event{Name: name}
+	}
+	w.book.accepted[name] = e.kept()
+	return Event{Name: name, Entry: e}
 }
 
 // look classifies one name of the scandir and returns its Entry, or nil when

@@ -35,7 +35,7 @@
 package scandir
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"errors"
 	"time"
 
@@ -64,7 +64,7 @@ var (
 )
 
 // Entry is one dynamic service as found on disk. Its fields are read-only for
-// the consumer: the Watcher keeps the same YAML slice to compare against.
+// the consumer.
 type Entry struct {
 	Name string
 	Dir  string // <scandir>/<name>
@@ -78,14 +78,25 @@ type Entry struct {
 	YAML    []byte    // content of service.yaml; nil when Err is set
 	ModTime time.Time // of service.yaml
 	// Err says why service.yaml could not be read (ErrTooLarge,
-	// ErrNotRegular, an I/O error), for the supervisor to show in status.
+	// ErrNotRegular, an I/O error), for the supervisor to show in status;
+	// its text is at most errcap.Max bytes.
 	Err error
+
+	sum     [sha256.Size]byte // of YAML: what the Watcher compares once YAML is dropped
+	dropped bool              // YAML dropped by the Watcher's book; read the dir again for it
+}
+
+// kept is e as the Watcher's book keeps it: without YAML (64 KiB a dir,
+// for as many dirs as the hermes user makes), compared by its sum.
+func (e Entry) kept() Entry {
+	e.YAML, e.dropped = nil, e.Err == nil
+	return e
 }
 
 // same reports whether a consumer holding a would need to hear about b.
 func (a Entry) same(b Entry) bool {
 	return a.Name == b.Name && a.Dir == b.Dir && a.UID == b.UID && a.GID == b.GID &&
-		a.Down == b.Down && bytes.Equal(a.YAML, b.YAML) && a.ModTime.Equal(b.ModTime) &&
+		a.Down == b.Down && a.sum == b.sum && a.ModTime.Equal(b.ModTime) &&
 		errText(a.Err) == errText(b.Err) && a.Trust.Root == b.Trust.Root &&
 		a.Trust.UID == b.Trust.UID && a.Trust.GID == b.Trust.GID && errText(a.Trust.Refused) == errText(b.Trust.Refused)
 }

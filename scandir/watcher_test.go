@@ -314,9 +314,12 @@ func TestServicesMax(t *testing.T) {
 	// Changing a refused service neither starts it nor logs again.
 	must(t, os.WriteFile(filepath.Join(dir, "d", "down"), nil, 0o644))
 	h.barrier() // barrier itself is refused too; it still orders events
-	// Freeing a slot promotes the first waiting name in sorted order.
+	// Freeing a slot promotes the first waiting name in sorted order, with
+	// its definition read again (the book keeps no YAML).
 	must(t, os.RemoveAll(filepath.Join(dir, "c")))
-	h.waitEntry("a", func(*Entry) bool { return true })
+	if e := h.waitEntry("a", func(*Entry) bool { return true }); string(e.YAML) != yamlA || e.dropped {
+		t.Fatalf("a promoted with YAML %q (dropped %v), want %q", e.YAML, e.dropped, yamlA)
+	}
 	if h.entry("d") != nil {
 		t.Fatalf("d promoted before a: %s", h.summary())
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/errcap"
 	"hinit/reaper"
 	"hinit/signame"
 	"hinit/svclog"
@@ -226,6 +227,7 @@ func (r *runner) set(state State, reason string) {
 	if state != r.state {
 		r.since = time.Now()
 	}
+	reason = errcap.Text(reason, errcap.Max) // a start error can quote 64 KiB of YAML
 	r.state, r.reason = state, reason
 	st := Status{Name: r.name, State: state, Reason: reason, Since: r.since, Source: r.def.Source}
 	st.Want = wantWord(r.want)
@@ -238,6 +240,7 @@ func (r *runner) set(state State, reason string) {
 	st.LastExit = r.lastExit
 	if r.log != nil {
 		st.LogPath, st.LostLines = r.log.Path(), r.log.Lost()
+		r.liveLog.Store(r.log)
 	}
 	st.Essential, st.Protected, st.LogDir = r.def.Essential, r.def.Protected, r.def.Log.Dir
 	st.FailingSince = r.failing

@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"hinit/account"
 	"hinit/config"
 	"hinit/reaper"
+	"hinit/svclog"
 )
 
 // Spawner starts processes and reports their exits; *reaper.Reaper is the
@@ -53,6 +55,10 @@ type Service struct {
 	mu      sync.Mutex
 	status  Status        // guarded by mu
 	changed chan struct{} // closed and replaced at every change, guarded by mu
+
+	// liveLog is the service's current log, whose lost lines every snapshot
+	// reads afresh: lines are lost while the state stays the same.
+	liveLog atomic.Pointer[svclog.Log]
 }
 
 type op int
@@ -106,11 +112,16 @@ func (s *Service) Status() Status {
 	return st
 }
 
-// Watch returns a snapshot and a channel that is closed at the next change.
+// Watch returns a snapshot and a channel that is closed at the next change
+// of state. LostLines is read at the call: it moves without a change.
 func (s *Service) Watch() (Status, <-chan struct{}) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.status, s.changed
+	st, changed := s.status, s.changed
+	s.mu.Unlock()
+	if l := s.liveLog.Load(); l != nil {
+		st.LostLines = l.Lost()
+	}
+	return st, changed
 }
 
 // WaitFor blocks until cond holds for the service's status, or ctx ends.

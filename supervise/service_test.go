@@ -310,6 +310,38 @@ func TestCannotExecute(t *testing.T) {
 	}
 }
 
+// TestLongStartErrorIsCapped (issue 14): a start error quotes the command,
+// which a 64 KiB service.yaml can make 64 KiB long; the reason kept is cut.
+func TestLongStartErrorIsCapped(t *testing.T) {
+	f := newFixture(t)
+	d := &config.Service{Name: "long", Command: []string{strings.Repeat("x", 60<<10)}, Restart: config.RestartNever}
+	st := waitState(t, f.add(d, true), StateExited)
+	if len(st.Reason) > 1024 || !strings.HasPrefix(st.Reason, `"xxx`) || !strings.HasSuffix(st.Reason, "more bytes)") {
+		t.Errorf("reason of %d bytes: %.80q...", len(st.Reason), st.Reason)
+	}
+}
+
+// TestWorkdirNotEnterable (issue 14): a workdir the service's user may not
+// enter used to be reported as "exec ...: permission denied".
+func TestWorkdirNotEnterable(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a service as another user")
+	}
+	f := newFixture(t)
+	testprog.ExposeBinary(t)
+	dir := filepath.Join(testprog.PublicDir(t), "private")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d := def("walled", "sleep", "inf")
+	d.User, d.Workdir, d.Restart = "10000:10000", dir, config.RestartNever
+	st := waitState(t, f.add(d, true), StateExited)
+	want := "workdir " + dir + ": user 10000 cannot enter it: permission denied"
+	if st.LastExit.Code != 126 || st.Reason != want {
+		t.Errorf("got exit %d, reason %q; want 126, %q", st.LastExit.Code, st.Reason, want)
+	}
+}
+
 // Services never get the terminal: each leads its own session with stdin on
 // /dev/null, and inherits no descriptor but 0, 1 and 2.
 func TestServiceSessionAndDescriptors(t *testing.T) {
@@ -406,4 +438,34 @@ func TestFailingSince(t *testing.T) {
 	if st := s.Status(); !st.FailingSince.IsZero() && st.State != StateBackoff {
 		t.Errorf("after a start: %+v", st)
 	}
+}
+
+// TestLostLinesWhileUp (issue 14): lost_lines used to be read only at a
+// change of state, so a service that stayed up while its lines were lost
+// showed 0. Here `current` is a symlink, never followed: the line is lost.
+func TestLostLinesWhileUp(t *testing.T) {
+	must := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	must(t, os.Symlink(filepath.Join(dir, "elsewhere"), filepath.Join(dir, "current")))
+	f := newFixture(t)
+	d := def("chatty", "sleep", "inf")
+	d.Command = []string{"/bin/sh", "-c", "read -r _ < " + filepath.Join(dir, "go") + "; echo lost; exec sleep 100000"}
+	off := false
+	d.Log = config.Log{Dir: dir, MaxSize: 1 << 20, Keep: 1, Console: &off}
+	must(t, syscall.Mkfifo(filepath.Join(dir, "go"), 0o600))
+	s := f.add(d, true)
+	up := waitState(t, s, StateUp)
+	if up.LostLines != 0 {
+		t.Fatalf("lost %d lines before any was written", up.LostLines)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "go"), []byte("\n"), 0o600)) // the service prints its line now
+	testprog.WaitFor(t, 10*time.Second, "lost_lines to reach 1 while the service is up", func() bool {
+		st := s.Status()
+		return st.LostLines == 1 && st.State == StateUp && st.PID == up.PID
+	})
 }

@@ -87,7 +87,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	}
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("exec %s: %w", def.Command[0], err)
+		return nil, prog.StartError(cmd, err)
 	}
 	inst.started = time.Now()
 	return inst, nil

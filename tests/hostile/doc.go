@@ -9,5 +9,7 @@
 // one that plays two users) skip without it and say so; CI runs as root.
 //
 // Files: harness_test.go (hinit, hsvc, acting as hermes), one file per
-// trial family (trust_test.go, logdir_test.go, ...).
+// trial family: trust_test.go (1), logdir_test.go (2), control_test.go (3,
+// with the flood client), errors_test.go (4). Item 5's fixes are pinned in
+// their packages' tests (supervise, account); scripts/soak is the long run.
 package hostile

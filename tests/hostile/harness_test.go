@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 		os.Exit(pid1.Main(os.Args))
 	case "hsvc":
 		os.Exit(hsvc.Main(os.Args[1:], os.Stdout, os.Stderr))
+	case "flood":
+		os.Exit(flood(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
@@ -62,6 +64,7 @@ type initProc struct {
 	done   chan struct{}
 	scan   string
 	config string
+	bin    string // a copy of the test binary other users may run, once exposeSelf made it
 }
 
 // startInit starts hinit with config as hinit.yaml and main as its main
@@ -122,6 +125,9 @@ func (p *initProc) hsvc(cred *syscall.Credential, args ...string) (int, string, 
 	p.t.Helper()
 	self, err := os.Executable()
 	must(p.t, err)
+	if p.bin != "" {
+		self = p.bin
+	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = []string{"HOSTILE_AS=hsvc", "HINIT_RUNTIME_DIR=" + filepath.Join(p.dir, "run")}
 	var out, errb bytes.Buffer
