@@ -81,6 +81,7 @@ var verbChecks = map[string]func(*Request) error{
 	VerbWait:       checkWait,
 	VerbCheck:      func(*Request) error { return nil },
 	VerbShutdown:   checkShutdown,
+	VerbOnce:       namesOrAll,
 }
 
 func namesOrAll(r *Request) error {

@@ -107,7 +107,7 @@ func (h *hinit) gatewayTemplate() string {
 func toControl(st supervise.Status) control.Status {
 	out := control.Status{Name: st.Name, State: st.State, Want: st.Want, PID: st.PID, Since: st.Since,
 		Ready: st.Ready, Restarts: st.Restarts, Reason: st.Reason, Source: st.Source,
-		LogPath: st.LogPath, LostLines: st.LostLines}
+		LogPath: st.LogPath, LostLines: st.LostLines, UpSince: st.UpSince}
 	if e := st.LastExit; e != nil {
 		out.LastExit = &control.Exit{Code: e.Code, At: e.At}
 		if e.Signal != 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/s6dir"
 	"hinit/scandir"
 	"hinit/supervise"
 )
@@ -36,6 +37,7 @@ func (h *hinit) startDynamic(ctx context.Context) <-chan struct{} {
 	}
 	events := make(chan scandir.Event, 64)
 	w := scandir.New(h.set.scandir, h.set.cfg.ServicesMax, h.log)
+	w.S6 = h.set.cfg.S6() // compat: s6-overlay reads s6 servicedirs too
 	go func() {
 		if err := w.Run(ctx, events); err != nil {
 			h.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
@@ -105,6 +107,9 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 	file := filepath.Join(e.Dir, "service.yaml")
 	if e.Err != nil {
 		return nil, fmt.Errorf("%s: %w", file, e.Err)
+	}
+	if e.S6 != nil { // an s6 servicedir: root's when root-owned, else its owner's
+		return s6dir.Define(e.Name, e.Dir, e.S6, e.Trust.User("0")), nil
 	}
 	def, ref, err := config.ParseService(file, e.YAML, e.Name)
 	if err != nil {

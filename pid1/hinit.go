@@ -24,6 +24,7 @@ import (
 	"hinit/account"
 	"hinit/config"
 	"hinit/reaper"
+	"hinit/s6compat"
 	"hinit/supervise"
 )
 
@@ -100,6 +101,11 @@ func boot(args []string) int {
 	h.prepareRuntime()
 	serveControl := h.listenControl()
 	h.writeEnvDir()
+	if h.isPID1 && set.cfg.S6() { // SPEC §8: look like s6-overlay to hermes' probe
+		if err := s6compat.Enter(s6compat.DefaultRoot, h.envDir); err != nil {
+			h.log.Error(err.Error())
+		}
+	}
 	if code := h.runHooks(); code >= 0 {
 		return code
 	}

@@ -16,7 +16,13 @@ func (h *hinit) startStop(ctx context.Context, svcs []*supervise.Service, req *c
 		var err error
 		switch req.Verb {
 		case control.VerbStart:
-			err = s.Start()
+			if req.Once {
+				err = s.StartOnce()
+			} else {
+				err = s.Start()
+			}
+		case control.VerbOnce:
+			err = s.Once()
 		case control.VerbStop:
 			err = s.Stop(true)
 		case control.VerbRestart:
@@ -54,14 +60,16 @@ func (h *hinit) waitUntil(ctx context.Context, s *supervise.Service, until strin
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	st, err := s.WaitFor(ctx, func(st supervise.Status) bool { return reached(st, until) || hopeless(st, until) })
+	st, err := s.WaitFor(ctx, func(st supervise.Status) bool {
+		return (reached(st, until) && (req.NotPID == 0 || st.PID != req.NotPID)) || hopeless(st, until)
+	})
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to be %s (it is %s); see hsvc status %s",
 			timeout, s.Name(), until, st.State, s.Name())
 	case err != nil:
 		return control.Errorf(control.CodeFailed, "waiting for %s: %v", s.Name(), err)
-	case !reached(st, until):
+	case !reached(st, until) || req.NotPID != 0 && st.PID == req.NotPID:
 		return control.Errorf(control.CodeFailed, "%s is %s: %s", s.Name(), st.State, st.Reason)
 	}
 	return control.OK()

@@ -27,7 +27,8 @@ type runner struct {
 	restarts int
 	lastExit *Exit
 	removing bool
-	final    bool // stopped for the container's shutdown: never starts again
+	fin      *finishRun // the finish program running after an exit, or nil
+	final    bool       // stopped for the container's shutdown: never starts again
 
 	timer    *time.Timer
 	timerFor timerKind
@@ -43,6 +44,7 @@ const (
 	timerNone    timerKind = iota
 	timerRestart           // backoff elapsed: start again
 	timerKill              // stop timeout elapsed: SIGKILL the process group
+	timerFinish            // the finish program's timeout elapsed: SIGKILL it
 )
 
 // begin puts the service in its first state: spawned when up, else down.
@@ -62,8 +64,8 @@ func (r *runner) begin(up bool) {
 // begin's return until the service is removed or ctx ends.
 func (r *runner) loop(ctx context.Context) {
 	defer close(r.done)
-	for !(r.removing && r.proc == nil) {
-		var exited <-chan reaper.Status
+	for !(r.removing && r.proc == nil && r.fin == nil) {
+		var exited, finished <-chan reaper.Status
 		var ready <-chan struct{}
 		var fired <-chan time.Time
 		if r.proc != nil {
@@ -75,11 +77,16 @@ func (r *runner) loop(ctx context.Context) {
 		if r.timer != nil {
 			fired = r.timer.C
 		}
+		if r.fin != nil {
+			finished = r.fin.done
+		}
 		select {
 		case c := <-r.cmds:
 			c.reply <- r.handle(c)
 		case st := <-exited:
 			r.exited(st)
+		case st := <-finished:
+			r.finished(st)
 		case <-ready:
 			r.set(StateUp, "")
 		case <-fired:
@@ -96,7 +103,12 @@ func (r *runner) handle(c command) error {
 	if r.final && (c.op == opStart || c.op == opRestart) {
 		return ErrShuttingDown
 	}
+	if r.fin != nil && (c.op == opStart || c.op == opStartOnce || c.op == opRestart || c.op == opStop) {
+		return r.handleFinishing(c) // the finish program decides first
+	}
 	switch c.op {
+	case opOnce, opStartOnce:
+		r.handleOnce(c.op)
 	case opStart:
 		r.want = true
 		r.failures, r.starts = 0, nil
@@ -199,6 +211,11 @@ func (r *runner) timerFired() {
 	switch kind {
 	case timerRestart:
 		r.spawn()
+	case timerFinish:
+		if r.fin != nil {
+			r.deps.Log.Warn("finish timeout: killing it", "svc", r.name, "pid", r.fin.pid)
+			signalGroup(r.fin.pid, syscall.SIGKILL)
+		}
 	case timerKill:
 		if r.proc != nil {
 			r.deps.Log.Warn("stop timeout: killing process group", "svc", r.name, "pid", r.proc.pid)
@@ -229,7 +246,7 @@ func (r *runner) set(state, reason string) {
 	st.Want = wantWord(r.want)
 	st.PID = 0
 	if r.proc != nil {
-		st.PID = r.proc.pid
+		st.PID, st.UpSince = r.proc.pid, r.proc.started
 	}
 	st.Ready = state == StateUp
 	st.Restarts = r.restarts

@@ -64,6 +64,8 @@ const (
 	opSignal
 	opUpdate
 	opRemove
+	opOnce      // s6-svc -O: no restart after the running process exits
+	opStartOnce // s6-svc -o: up for one run
 )
 
 type command struct {
@@ -133,6 +135,14 @@ func (s *Service) WaitFor(ctx context.Context, cond func(Status) bool) (Status, 
 // Start asks for the service to be up. A failed or exited service starts
 // again with its failure count reset.
 func (s *Service) Start() error { return s.send(command{op: opStart}) }
+
+// Once keeps the running process from being restarted when it exits
+// (s6-svc -O); a service that is not running stays down.
+func (s *Service) Once() error { return s.send(command{op: opOnce}) }
+
+// StartOnce starts the service for one run (s6-svc -o): when that process
+// exits, the service stays down.
+func (s *Service) StartOnce() error { return s.send(command{op: opStartOnce}) }
 
 // Stop asks for the service to be down. requested marks a user's request,
 // as opposed to the container going down: only then is a planned-stop

@@ -37,6 +37,7 @@ type Status struct {
 	Source    string // "static", "scandir", "template:<name>"
 	LogPath   string
 	LostLines uint64
+	UpSince   time.Time // when the running process was spawned; zero when none runs
 	Essential bool
 	Protected bool
 }
