@@ -75,6 +75,10 @@ type Service struct {
 	// Finish, when set, runs after every exit of the process (an s6
 	// servicedir's finish script); nil for hinit's own services.
 	Finish *Finish
+	// Logger, when set, is a service of its own (an s6 servicedir's
+	// log/run) whose stdin reads this service's stdout through a pipe
+	// hinit holds for both; nil for hinit's own services.
+	Logger *Service
 }
 
 // FinishStayDown is the exit code of a finish program that keeps the

@@ -178,7 +178,9 @@ func logRun(dfd int, path string, judge *trust.Judge) (bool, error) {
 // in the dir; after each exit finish runs with s6's arguments, and its exit
 // 125 keeps the service down; like s6-supervise, a run that lasted less
 // than a second is restarted a second after it started, and never given up.
-// Its output goes to the container's stdout as "[name] line".
+// Its output goes to the container's stdout as "[name] line", or, with
+// log/run, its stdout to a logger service NAME/log through a pipe hinit
+// holds (package supervise).
 func Define(name, path string, d *Dir, user string) *config.Service {
 	def := &config.Service{
 		Name: name, Source: "scandir", File: path + "/run",
@@ -196,6 +198,14 @@ func Define(name, path string, d *Dir, user string) *config.Service {
 	}
 	if d.Finish {
 		def.Finish = &config.Finish{Command: []string{path + "/finish"}, Timeout: d.TimeoutFinish}
+	}
+	if d.Log {
+		def.Logger = &config.Service{
+			Name: name + "/log", Source: "scandir", File: path + "/log/run",
+			Command: []string{path + "/log/run"}, User: user, Workdir: path + "/log",
+			Restart: config.RestartAlways, Backoff: def.Backoff,
+			Stop: config.Stop{Signal: "TERM", Timeout: defaultKillTimeout},
+		}
 	}
 	return def
 }

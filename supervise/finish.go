@@ -43,10 +43,11 @@ func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool 
 		return false
 	}
 	defer devnull.Close()
-	files := []uintptr{devnull.Fd(), devnull.Fd(), devnull.Fd()}
+	out := devnull
 	if r.log != nil {
-		files[1], files[2] = r.log.Writer().Fd(), r.log.Writer().Fd()
+		out = r.log.Writer()
 	}
+	files := r.io.files(devnull, out)
 	env := buildEnv(r.deps.Environ(), p.acct, p.def.Env)
 	attr := &syscall.ProcAttr{Dir: p.def.Workdir, Env: EnvList(env), Files: files,
 		Sys: &syscall.SysProcAttr{Setsid: true, Credential: r.credential(p.acct)}}

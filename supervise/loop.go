@@ -33,6 +33,8 @@ type runner struct {
 	timer    *time.Timer
 	timerFor timerKind
 
+	io stdio // pipe ends to a logger service, held for every run
+
 	log     *svclog.Log
 	logKey  string // the options log was opened with
 	retired []*svclog.Log
@@ -64,6 +66,7 @@ func (r *runner) begin(up bool) {
 // begin's return until the service is removed or ctx ends.
 func (r *runner) loop(ctx context.Context) {
 	defer close(r.done)
+	defer r.io.close()
 	for !(r.removing && r.proc == nil && r.fin == nil) {
 		var exited, finished <-chan reaper.Status
 		var ready <-chan struct{}

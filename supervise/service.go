@@ -46,9 +46,10 @@ var (
 // Service is one supervised service. Its methods may be called from any
 // goroutine; they hand commands to the service's own goroutine.
 type Service struct {
-	name string
-	cmds chan command
-	done chan struct{} // closed when the service goroutine has ended
+	name   string
+	logger *Service // the logger reading its stdout (s6 log/run), or nil
+	cmds   chan command
+	done   chan struct{} // closed when the service goroutine has ended
 
 	mu      sync.Mutex
 	status  Status        // guarded by mu
@@ -84,7 +85,7 @@ type command struct {
 // stays on the caller's: a thousand idle service goroutines keep small
 // stacks (2 MB less at 1000 services). When up is false it is registered
 // down.
-func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *Service {
+func newService(ctx context.Context, deps *Deps, def *config.Service, up bool, io stdio) *Service {
 	s := &Service{
 		name:    def.Name,
 		cmds:    make(chan command),
@@ -93,7 +94,7 @@ func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *
 	}
 	s.status = Status{Name: def.Name, State: StateDown, Want: wantWord(up), Since: time.Now(), Source: def.Source,
 		Essential: def.Essential, Protected: def.Protected}
-	r := &runner{Service: s, deps: deps, def: def}
+	r := &runner{Service: s, deps: deps, def: def, io: io}
 	r.begin(up)
 	go r.loop(ctx)
 	return s
