@@ -23,6 +23,7 @@ until_stat() { # until_stat EXPECTED FIELDS: poll s6-svstat -o (at most 5 s)
 		sleep 0.01; i=$((i + 1))
 	done
 	echo "until $2 = $1: $([ $i -lt 500 ] && echo reached || echo TIMEOUT)"
+	s6-svwait -D -t 5000 "$svc" # and the finish script has ended
 }
 
 case $mode in
