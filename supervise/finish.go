@@ -82,7 +82,7 @@ func (r *runner) finished(st reaper.Status) {
 // runs: the want changes now, the process starts once it has ended.
 func (r *runner) handleFinishing(c command) error {
 	switch c.op {
-	case opStop:
+	case opStop, opOnce:
 		r.want = false
 		r.final = r.final || c.final
 	default: // start, restart; -o counts as -u here

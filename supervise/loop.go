@@ -106,7 +106,7 @@ func (r *runner) handle(c command) error {
 	if r.final && (c.op == opStart || c.op == opRestart) {
 		return ErrShuttingDown
 	}
-	if r.fin != nil && (c.op == opStart || c.op == opStartOnce || c.op == opRestart || c.op == opStop) {
+	if r.fin != nil && c.op != opSignal && c.op != opUpdate && c.op != opRemove {
 		return r.handleFinishing(c) // the finish program decides first
 	}
 	switch c.op {
@@ -156,6 +156,10 @@ func (r *runner) handle(c command) error {
 // root hinit without CAP_KILL, a service of another user), the service
 // stays as it is and the error says why, instead of "stopping" for ever.
 func (r *runner) stop(requested bool, deadline time.Time) error {
+	if r.proc == nil && r.fin != nil { // down once finish ends (its timer runs on)
+		r.want = false
+		return nil
+	}
 	if r.proc == nil {
 		r.want = false
 		r.stopTimer()

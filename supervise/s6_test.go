@@ -147,3 +147,20 @@ func TestLoggerPipeLosesNoLine(t *testing.T) {
 		t.Error("service or logger still there after Remove")
 	}
 }
+
+// Removing a service while its finish program hangs still ends: the finish
+// timeout keeps running and the removal completes after it.
+func TestRemoveDuringFinish(t *testing.T) {
+	f := newFixture(t)
+	d := def("gw", "exit", "3")
+	d.Finish = &config.Finish{Command: []string{"/bin/sh", "-c", "exec sleep 60"}, Timeout: 300 * time.Millisecond}
+	s := f.add(d, true)
+	waitState(t, s, StateStopping)
+	s.Once()
+	f.group.Remove("gw", true)
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("removal hangs behind a finish program past its timeout: %+v", s.Status())
+	}
+}
