@@ -103,7 +103,7 @@ func (r *runner) loop(ctx context.Context) {
 }
 
 func (r *runner) handle(c command) error {
-	if r.final && (c.op == opStart || c.op == opRestart) {
+	if r.final && (c.op == opStart || c.op == opRestart || c.op == opStartOnce) {
 		return ErrShuttingDown
 	}
 	if r.fin != nil && c.op != opSignal && c.op != opUpdate && c.op != opRemove {
