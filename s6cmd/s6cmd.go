@@ -131,6 +131,25 @@ func checkDir(dir string) error {
 	return err
 }
 
+// isStatic reports whether dir, which does not exist, names a static
+// service of hinit.yaml in the scandir (/run/service/dashboard): s6-overlay
+// linked its s6-rc longruns there, and operators' `s6-svc -r
+// /run/service/dashboard` keeps working.
+func (e *env) isStatic(dir string) bool {
+	scandir := os.Getenv("HINIT_SCANDIR")
+	if scandir == "" {
+		scandir = defaultScandir
+	}
+	if filepath.Dir(filepath.Clean(dir)) != filepath.Clean(scandir) {
+		return false
+	}
+	st, err := e.status(dir)
+	return err == nil && st.Source == "static"
+}
+
+// defaultScandir is hinit's scandir unless HINIT_SCANDIR says otherwise.
+const defaultScandir = "/run/service"
+
 // errText is err as s6 prints it: the C library's message, capitalised.
 func errText(err error) string {
 	s := err.Error()

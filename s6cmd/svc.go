@@ -64,7 +64,7 @@ func runSvc(e *env, args []string) int {
 
 // svcOne applies cmds to the service of dir and waits as -w asks.
 func (e *env) svcOne(dir string, cmds []byte, wait, timeout string) int {
-	if err := checkDir(dir); err != nil {
+	if err := checkDir(dir); err != nil && !e.isStatic(dir) {
 		return e.fatal(exitSystem, "unable to control %s: %s", dir, errText(err))
 	}
 	name := serviceName(dir)

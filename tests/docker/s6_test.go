@@ -64,6 +64,13 @@ func TestS6Detection(t *testing.T) {
 	if v := c.sh("hermes", "hinit --version; hsvc --version"); !strings.HasPrefix(v, "hinit ") || !strings.Contains(v, "\nhsvc ") {
 		t.Errorf("versions %q, want hinit's and hsvc's own", v)
 	}
+	// Operators' s6-svc on a static service's old s6-rc path keeps working.
+	if r := c.exec("hermes", "/command/s6-svc", "-wu", "-T", "20000", "-u", "/run/service/dashboard"); r.code != 0 {
+		t.Errorf("s6-svc -wu -u /run/service/dashboard: exit %d: %s", r.code, r.stderr)
+	}
+	if up := strings.TrimSpace(c.exec("hermes", "s6-svstat", "-o", "up", "/run/service/dashboard").stdout); up != "true" {
+		t.Errorf("s6-svstat -o up /run/service/dashboard: %q, want true", up)
+	}
 	off := startWithConfig(t, "user: hermes\n", "sleep", "infinity")
 	off.booted()
 	if comm := strings.TrimSpace(off.sh("hermes", "cat /proc/1/comm")); comm != "hinit" {
