@@ -6,6 +6,8 @@
 //
 //	<scandir>/<name>/service.yaml  the definition; a dir is reported once this exists
 //	<scandir>/<name>/down          registered but not started
+//	<scandir>/<name>/run           with Watcher.S6 and no service.yaml: an s6
+//	                               servicedir, read by package s6dir
 //	<scandir>/.<anything>          ignored: writers build a dir here, then rename it into place
 //
 // # Design: level-triggered, per-name deltas
