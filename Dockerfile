@@ -20,7 +20,9 @@ USER root
 # the data volume. /run is world-writable with the sticky bit, like the tmpfs
 # `docker run --tmpfs /run` mounts, so that hinit can make its runtime dirs
 # under --user 10000 too. /usr/bin/tini points at hinit, which ignores tini's
-# flags, so old `tini -g --` entrypoints keep working.
+# flags, so old `tini -g --` entrypoints keep working. For today's hermes,
+# which speaks s6 (docs/s6-compat.md), /init is hinit and /command holds
+# with-contenv and hsvc's s6 names, replacing s6-overlay's.
 RUN set -e; \
     if ! grep -q '^hermes:' /etc/group; then \
         if command -v groupadd >/dev/null 2>&1; then groupadd -g 10000 hermes; \
@@ -34,7 +36,13 @@ RUN set -e; \
     chown 10000:10000 /opt/data; \
     chmod 1777 /run; \
     ln -sf /usr/local/bin/hinit /usr/bin/tini; \
-    ln -sf /usr/local/bin/hinit /usr/local/bin/with-contenv
+    ln -sf /usr/local/bin/hinit /usr/local/bin/with-contenv; \
+    mkdir -p /command; \
+    ln -sf /usr/local/bin/hinit /init; \
+    ln -sf /usr/local/bin/hinit /command/with-contenv; \
+    for c in s6-svc s6-svstat s6-svscanctl s6-svwait s6-setuidgid s6-log; do \
+        ln -sf /usr/local/bin/hsvc /command/$c; ln -sf /usr/local/bin/hsvc /usr/local/bin/$c; \
+    done
 
 ENV HERMES_HOME=/opt/data
 

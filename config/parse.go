@@ -15,7 +15,7 @@ import (
 // services_max says otherwise.
 const DefaultServicesMax = 1000
 
-const topKeys = "user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env"
+const topKeys = "user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env, compat"
 
 // Default returns the built-in configuration used when hinit.yaml is
 // missing: no services, and main runs the CMD as given, like tini.
@@ -72,6 +72,10 @@ func (d *decoder) config(c *Config, n *yaml.Node) {
 			d.durationTo(&c.ShutdownTimeout, e.v, e.key, false)
 		case "env":
 			c.Env = d.env(e.v, e.key)
+		case "compat":
+			if c.Compat = d.str(e.v, e.key); c.Compat != CompatS6Overlay {
+				d.at(e.v, e.key, "%s is not a known compatibility mode (the one there is: %s)", quote(c.Compat), CompatS6Overlay)
+			}
 		default:
 			d.unknown(e, "", topKeys)
 		}

@@ -27,7 +27,7 @@ var parseCases = []struct {
 	{
 		name: "unknown top-level key",
 		yaml: "user: hermes\nservice: {}\n",
-		want: []string{`hinit.yaml:2: service: unknown key (expected one of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env)`},
+		want: []string{`hinit.yaml:2: service: unknown key (expected one of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env, compat)`},
 	},
 	{
 		name: "unknown service key",
@@ -355,7 +355,7 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 	{
 		name: "top level is a list",
 		yaml: "- user: hermes\n",
-		want: []string{`hinit.yaml:1: expected a mapping of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env at the top level, got a list`},
+		want: []string{`hinit.yaml:1: expected a mapping of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env, compat at the top level, got a list`},
 	},
 	{
 		name: "several problems, in line order",

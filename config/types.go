@@ -57,7 +57,15 @@ type Config struct {
 	ServicesMax     int                  // most dynamic services in the scandir (default 1000)
 	ShutdownTimeout time.Duration        // 0: not set in the file (HINIT_SHUTDOWN_TIMEOUT or 8s applies)
 	Env             map[string]string    // extra variables for main, services and hooks
+	Compat          string               // "" or CompatS6Overlay (SPEC §8)
 }
+
+// CompatS6Overlay is `compat: s6-overlay`: hinit stands in for s6-overlay's
+// PID 1 and reads s6 servicedirs in the scandir (SPEC §8).
+const CompatS6Overlay = "s6-overlay"
+
+// S6 reports whether the configuration asks for s6-overlay compatibility.
+func (c *Config) S6() bool { return c.Compat == CompatS6Overlay }
 
 // Main describes how the container's CMD becomes the main program.
 type Main struct {
@@ -97,6 +105,26 @@ type Service struct {
 	// 75, EX_TEMPFAIL, after a graceful restart): restarted at once and
 	// counted neither as a quick failure nor towards give_up.
 	RestartNowExitCodes []int
+	// Finish, when set, runs after every exit of the process (an s6
+	// servicedir's finish script); nil for hinit's own services.
+	Finish *Finish
+	// Logger, when set, is a service of its own (an s6 servicedir's
+	// log/run) whose stdin reads this service's stdout through a pipe
+	// hinit holds for both; nil for hinit's own services.
+	Logger *Service
+}
+
+// FinishStayDown is the exit code of a finish program that keeps the
+// service down instead of restarting it (s6's rule).
+const FinishStayDown = 125
+
+// Finish is a program run after each exit of a service's process, with
+// s6's two arguments appended: the exit code (256 when killed by a signal)
+// and the signal number (0 when it exited). It runs as the service's user
+// in its workdir, and is killed after Timeout.
+type Finish struct {
+	Command []string
+	Timeout time.Duration
 }
 
 // Backoff spaces restarts of a service that keeps failing quickly.

@@ -44,14 +44,17 @@ import "time"
 // through ("all" with a name for a one-name verb is a usage error).
 //
 //	status      names (none = every service)            → services
-//	start       names | all, wait                        want up
+//	start       names | all, wait, once                  want up (once: for one run only)
 //	stop        names | all, wait                        want down
 //	restart     names | all, wait                        stop, then start
 //	signal      names (exactly one), signal              signal the process group
 //	register    template, instance, down, env            → names (the new service)
 //	unregister  names (exactly one), wait                stop, forget, remove its dir once stopped
 //	list        prefix                                   → names, sorted
-//	wait        names (exactly one), until, wait         block until the state
+//	wait        names (exactly one), until, wait,        block until the state
+//	            not_pid                                  (and, with not_pid, another process)
+//	once        names                                    the running process is not restarted
+//	                                                     when it exits; a down service stays down
 //	check       —                                        ok unless an essential service failed
 //	shutdown    exit_code (optional, 0..255)             root only
 //
@@ -118,6 +121,7 @@ const (
 	VerbWait       = "wait"
 	VerbCheck      = "check"
 	VerbShutdown   = "shutdown"
+	VerbOnce       = "once" // s6-svc -O; start with Once is s6-svc -o
 )
 
 // Targets of the verb wait (Request.Until).
@@ -143,6 +147,8 @@ type Request struct {
 	Env      map[string]string `json:"env,omitempty"`
 	ExitCode *int              `json:"exit_code,omitempty"`
 	Prefix   string            `json:"prefix,omitempty"`
+	Once     bool              `json:"once,omitempty"`    // start: want up for one run, then down
+	NotPID   int               `json:"not_pid,omitempty"` // wait: also until the pid is another one
 }
 
 // Response is hinit's answer. Code is the exit code of hsvc.
@@ -170,6 +176,9 @@ type Status struct {
 	Source    string    `json:"source"`    // static, scandir or template:<name>
 	LogPath   string    `json:"log_path"`  // the "current" log file; "" when it logs to the console only
 	LostLines uint64    `json:"lost_lines"`
+	// UpSince is when the running process was spawned (zero when none
+	// runs); Since is when it entered State, e.g. became ready.
+	UpSince time.Time `json:"up_since,omitzero"`
 }
 
 // Exit is how a service's process ended.

@@ -41,6 +41,7 @@ var verbTable = []Verb{
 	{Name: VerbWait, Names: OneName, ReadOnly: true, Options: checkWait},
 	{Name: VerbCheck, Names: NoNames, ReadOnly: true},
 	{Name: VerbShutdown, Names: NoNames, Options: checkShutdown},
+	{Name: VerbOnce, Names: NamesOrAll},
 }
 
 // LookupVerb returns the table entry of the verb called name.

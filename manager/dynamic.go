@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"hinit/config"
+	"hinit/s6dir"
 	"hinit/scandir"
 	"hinit/supervise"
 )
@@ -40,6 +41,7 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 	}
 	events := make(chan scandir.Event, 64)
 	w := scandir.New(m.scandir, m.cfg.ServicesMax, m.log)
+	w.S6 = m.cfg.S6() // compat: s6-overlay reads s6 servicedirs too
 	go func() {
 		if err := w.Run(ctx, events); err != nil {
 			m.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
@@ -112,6 +114,9 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 	file := filepath.Join(e.Dir, "service.yaml")
 	if e.Err != nil {
 		return nil, fmt.Errorf("%s: %w", file, e.Err)
+	}
+	if e.S6 != nil { // an s6 servicedir: root's when root-owned, else its owner's
+		return s6dir.Define(e.Name, e.Dir, e.S6, e.Trust.User("0")), nil
 	}
 	def, ref, err := config.ParseService(file, e.YAML, e.Name)
 	if err != nil {

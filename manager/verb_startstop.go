@@ -23,7 +23,13 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 		var err error
 		switch req.Verb {
 		case control.VerbStart:
-			err = s.Start()
+			if req.Once {
+				err = s.StartOnce()
+			} else {
+				err = s.Start()
+			}
+		case control.VerbOnce:
+			err = s.Once()
 		case control.VerbStop:
 			err = s.Stop(true)
 		case control.VerbRestart:
@@ -63,32 +69,39 @@ func (m *Manager) wait(ctx context.Context, _ control.Caller, s *supervise.Servi
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	return waiting{until: req.Until, timeout: timeout}.wait(ctx, s)
+	return waiting{until: req.Until, timeout: timeout, notPID: req.NotPID}.wait(ctx, s)
 }
 
 // waiting is one wait for a state: until (up, ready, down) within timeout
 // (0: none; ctx carries it). started marks the wait of start and restart,
-// for which backoff is a failure too.
+// for which backoff is a failure too. notPID, when not 0, is a process that
+// does not count: s6-svc -wr waits for a new one.
 type waiting struct {
 	until   string
 	timeout time.Duration
 	started bool
+	notPID  int
 }
 
 // wait blocks until s reaches w.until, ctx ends, or the state shows it
 // will not get there.
 func (w waiting) wait(ctx context.Context, s *supervise.Service) *control.Response {
-	st, err := s.WaitFor(ctx, func(st supervise.Status) bool { return reached(st, w.until) || w.hopeless(st) })
+	st, err := s.WaitFor(ctx, func(st supervise.Status) bool { return w.reached(st) || w.hopeless(st) })
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to be %s (it is %s); see hsvc status %s",
 			w.timeout, s.Name(), w.until, st.State, s.Name())
 	case err != nil:
 		return control.Errorf(control.CodeFailed, "waiting for %s: %v", s.Name(), err)
-	case !reached(st, w.until):
+	case !w.reached(st):
 		return control.Errorf(control.CodeFailed, "%s is %s: %s", s.Name(), st.State, st.Reason)
 	}
 	return control.OK()
+}
+
+// reached reports whether st is what w waits for.
+func (w waiting) reached(st supervise.Status) bool {
+	return reached(st, w.until) && (w.notPID == 0 || st.PID != w.notPID)
 }
 
 // stayed checks that a service that reached up stays there for settle,

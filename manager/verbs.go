@@ -21,6 +21,7 @@ func (m *Manager) handlers() map[string]control.HandlerFunc {
 		control.VerbStart:      m.onTargets(m.startStop),
 		control.VerbStop:       m.onTargets(m.startStop),
 		control.VerbRestart:    m.onTargets(m.startStop),
+		control.VerbOnce:       m.onTargets(m.startStop),
 		control.VerbSignal:     m.onOne(m.signal),
 		control.VerbWait:       m.onOne(m.wait),
 		control.VerbUnregister: m.unregisterAny,
@@ -92,7 +93,7 @@ func (m *Manager) permit(c control.Caller, verb string, s *supervise.Service) *c
 func toControl(st supervise.Status) control.Status {
 	out := control.Status{Name: st.Name, State: string(st.State), Want: string(st.Want), PID: st.PID, Since: st.Since,
 		Ready: st.Ready, Restarts: st.Restarts, Reason: st.Reason, Source: string(st.Source),
-		LogPath: st.LogPath, LostLines: st.LostLines}
+		LogPath: st.LogPath, LostLines: st.LostLines, UpSince: st.UpSince}
 	if e := st.LastExit; e != nil {
 		out.LastExit = &control.Exit{Code: e.Code, At: e.At}
 		if e.Signal != 0 {

@@ -27,6 +27,7 @@ import (
 	"hinit/launch"
 	"hinit/manager"
 	"hinit/reaper"
+	"hinit/s6compat"
 )
 
 // forwarded are the signals hinit passes on to main (SPEC §2). SIGWINCH is
@@ -108,6 +109,11 @@ func boot(args []string, opts *options) int {
 	}
 	serveControl := h.listenControl()
 	h.writeEnvDir()
+	if h.isPID1 && set.cfg.S6() { // SPEC §8: look like s6-overlay to hermes' probe
+		if err := s6compat.Enter(s6compat.DefaultRoot, h.envDir); err != nil {
+			h.log.Error(err.Error())
+		}
+	}
 	if code := h.runHooks(); code >= 0 {
 		return code
 	}

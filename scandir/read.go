@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/errcap"
+	"hinit/s6dir"
 	"hinit/trust"
 )
 
@@ -22,7 +23,7 @@ import (
 // Everything is read relative to one descriptor of the dir opened with
 // O_NOFOLLOW, so owner, service.yaml and down all come from the same dir even
 // if a writer swaps it for a symlink meanwhile.
-func readEntry(name, path string) (e Entry, ok bool, err error) {
+func readEntry(name, path string, s6 bool) (e Entry, ok bool, err error) {
 	dfd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return Entry{}, false, nil
@@ -39,13 +40,19 @@ func readEntry(name, path string) (e Entry, ok bool, err error) {
 	var judge trust.Judge
 	judge.Add(path, &st)
 	e.YAML, e.ModTime, e.Err = readYAML(dfd, path, &judge)
+	if errors.Is(e.Err, unix.ENOENT) && s6 {
+		e.Err = nil
+		if e.S6, e.Err = s6dir.Read(dfd, path, &judge); errors.Is(e.Err, s6dir.ErrNotS6) {
+			return Entry{}, false, nil // neither service.yaml nor run (yet)
+		}
+	}
 	if errors.Is(e.Err, unix.ENOENT) {
 		return Entry{}, false, nil // no service.yaml (yet)
 	}
 	e.Trust = judge.Verdict()
 	e.Trust.Refused = errcap.Error(e.Trust.Refused)
 	if e.Err == nil && e.Trust.Refused != nil {
-		e.YAML, e.Err = nil, e.Trust.Refused // nothing an untrusted writer wrote is kept
+		e.YAML, e.S6, e.Err = nil, nil, e.Trust.Refused // nothing an untrusted writer wrote is kept
 	}
 	e.Err = errcap.Error(e.Err)
 	if e.Err == nil {

@@ -6,6 +6,8 @@
 //
 //	<scandir>/<name>/service.yaml  the definition; a dir is reported once this exists
 //	<scandir>/<name>/down          registered but not started
+//	<scandir>/<name>/run           with Watcher.S6 and no service.yaml: an s6
+//	                               servicedir, read by package s6dir
 //	<scandir>/.<anything>          ignored: writers build a dir here, then rename it into place
 //
 // # Design: level-triggered, per-name deltas
@@ -39,6 +41,7 @@ import (
 	"errors"
 	"time"
 
+	"hinit/s6dir"
 	"hinit/trust"
 )
 
@@ -73,8 +76,11 @@ type Entry struct {
 	UID, GID int
 	// Trust is the trust rule's verdict over the dir and service.yaml as
 	// read (package trust). When it refuses, Err holds the reason too.
-	Trust   trust.Verdict
-	Down    bool      // a file named down exists beside service.yaml
+	Trust trust.Verdict
+	Down  bool // a file named down exists beside service.yaml (or run)
+	// S6 is set for an s6 servicedir (a dir with an executable run and no
+	// service.yaml) when the Watcher reads them (Watcher.S6).
+	S6      *s6dir.Dir
 	YAML    []byte    // content of service.yaml; nil when Err is set
 	ModTime time.Time // of service.yaml
 	// Err says why service.yaml could not be read (ErrTooLarge,
@@ -96,9 +102,13 @@ func (e Entry) kept() Entry {
 // same reports whether a consumer holding a would need to hear about b.
 func (a Entry) same(b Entry) bool {
 	return a.Name == b.Name && a.Dir == b.Dir && a.UID == b.UID && a.GID == b.GID &&
-		a.Down == b.Down && a.sum == b.sum && a.ModTime.Equal(b.ModTime) &&
+		a.Down == b.Down && sameS6(a.S6, b.S6) && a.sum == b.sum && a.ModTime.Equal(b.ModTime) &&
 		errText(a.Err) == errText(b.Err) && a.Trust.Root == b.Trust.Root &&
 		a.Trust.UID == b.Trust.UID && a.Trust.GID == b.Trust.GID && errText(a.Trust.Refused) == errText(b.Trust.Refused)
+}
+
+func sameS6(a, b *s6dir.Dir) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
 
 // errText is the message a user would see; comparing it only detects a change

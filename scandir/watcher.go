@@ -21,6 +21,9 @@ type Watcher struct {
 	// SafetyRescan is how often the whole scandir is read again in case an
 	// event was ever missed; 0 turns it off. Set it before Run.
 	SafetyRescan time.Duration
+	// S6 makes a dir with an executable run and no service.yaml an s6
+	// servicedir (compat: s6-overlay, SPEC §8). Set it before Run.
+	S6 bool
 
 	in       *inotify
 	rootWd   int32

@@ -21,7 +21,23 @@ func (r *runner) exited(st reaper.Status) {
 	r.stopTimer()
 	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At}
 	r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
-	if r.state == StateStopping || !r.want {
+	stopping := r.state == StateStopping
+	if r.startFinish(p, st, stopping) {
+		return // settle runs once the finish program has ended
+	}
+	r.settle(p, false, stopping)
+}
+
+// settle applies what follows an exit, after the finish program if any:
+// down when stopped or asked to stay down (stayDown), else the restart
+// policy. stopping says the exit followed a stop signal.
+func (r *runner) settle(p *instance, stayDown, stopping bool) {
+	if stayDown {
+		r.want = false
+		r.set(StateExited, fmt.Sprintf("%s; finish exited %d: staying down", describeExit(r.lastExit), config.FinishStayDown))
+		return
+	}
+	if stopping || !r.want {
 		if r.want && !r.removing { // restart: start again at once
 			r.restarts++
 			r.spawn()
@@ -30,7 +46,7 @@ func (r *runner) exited(st reaper.Status) {
 		r.set(StateDown, "stopped")
 		return
 	}
-	r.afterExit(p.def, st.At.Sub(p.started), "", false)
+	r.afterExit(p.def, r.lastExit.At.Sub(p.started), "", false)
 }
 
 // afterExit applies the restart policy after a run of length ran ended

@@ -57,7 +57,10 @@ func (g *Group) Add(def *config.Service, up bool) (*Service, error) {
 	if _, ok := g.services[def.Name]; ok {
 		return nil, ErrExists
 	}
-	s := newService(g.ctx, g.deps, def, up)
+	if def.Logger != nil {
+		return g.addWithLogger(def, up)
+	}
+	s := newService(g.ctx, g.deps, def, up, stdio{})
 	g.services[def.Name] = s
 	g.order = append(g.order, def.Name)
 	g.membershipChanged()
@@ -84,6 +87,9 @@ func (g *Group) Remove(name string, requested bool) *Service {
 	g.mu.Unlock()
 	if s != nil {
 		s.Remove(requested)
+		if s.logger != nil {
+			go g.removeLogger(s, requested)
+		}
 	}
 	return s
 }

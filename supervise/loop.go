@@ -30,10 +30,13 @@ type runner struct {
 	restarts int
 	lastExit *Exit
 	removing bool
-	final    bool // stopped for the container's shutdown: never starts again
+	fin      *finishRun // the finish program running after an exit, or nil
+	final    bool       // stopped for the container's shutdown: never starts again
 
 	timer    *time.Timer
 	timerFor timerKind
+
+	io stdio // pipe ends to a logger service, held for every run
 
 	log     *svclog.Log
 	logKey  string // the options log was opened with
@@ -46,6 +49,7 @@ const (
 	timerNone    timerKind = iota
 	timerRestart           // backoff elapsed: start again
 	timerKill              // stop timeout elapsed: SIGKILL the process group
+	timerFinish            // the finish program's timeout elapsed: SIGKILL it
 )
 
 // begin puts the service in its first state: spawned when up, else down.
@@ -65,8 +69,9 @@ func (r *runner) begin(up bool) {
 // begin's return until the service is removed or ctx ends.
 func (r *runner) loop(ctx context.Context) {
 	defer close(r.done)
-	for !(r.removing && r.proc == nil) {
-		var exited <-chan reaper.Status
+	defer r.io.close()
+	for !(r.removing && r.proc == nil && r.fin == nil) {
+		var exited, finished <-chan reaper.Status
 		var ready <-chan struct{}
 		var fired <-chan time.Time
 		if r.proc != nil {
@@ -78,11 +83,16 @@ func (r *runner) loop(ctx context.Context) {
 		if r.timer != nil {
 			fired = r.timer.C
 		}
+		if r.fin != nil {
+			finished = r.fin.done
+		}
 		select {
 		case c := <-r.cmds:
 			c.reply <- r.handle(c)
 		case st := <-exited:
 			r.exited(st)
+		case st := <-finished:
+			r.finished(st)
 		case <-ready:
 			r.set(StateUp, "")
 		case <-fired:
@@ -96,10 +106,15 @@ func (r *runner) loop(ctx context.Context) {
 }
 
 func (r *runner) handle(c command) error {
-	if r.final && (c.op == opStart || c.op == opRestart) {
+	if r.final && (c.op == opStart || c.op == opRestart || c.op == opStartOnce) {
 		return ErrShuttingDown
 	}
+	if r.fin != nil && c.op != opSignal && c.op != opUpdate && c.op != opRemove {
+		return r.handleFinishing(c) // the finish program decides first
+	}
 	switch c.op {
+	case opOnce, opStartOnce:
+		r.handleOnce(c.op)
 	case opStart:
 		r.want = true
 		r.failures, r.starts, r.failing = 0, nil, time.Time{}
@@ -144,6 +159,10 @@ func (r *runner) handle(c command) error {
 // root hinit without CAP_KILL, a service of another user), the service
 // stays as it is and the error says why, instead of "stopping" for ever.
 func (r *runner) stop(requested bool, deadline time.Time) error {
+	if r.proc == nil && r.fin != nil { // down once finish ends (its timer runs on)
+		r.want = false
+		return nil
+	}
 	if r.proc == nil {
 		r.want = false
 		r.stopTimer()
@@ -202,6 +221,11 @@ func (r *runner) timerFired() {
 	switch kind {
 	case timerRestart:
 		r.spawn()
+	case timerFinish:
+		if r.fin != nil {
+			r.deps.Log.Warn("finish timeout: killing it", "svc", r.name, "pid", r.fin.pid)
+			signalGroup(r.fin.pid, syscall.SIGKILL)
+		}
 	case timerKill:
 		if r.proc != nil {
 			r.deps.Log.Warn("stop timeout: killing process group", "svc", r.name, "pid", r.proc.pid)
@@ -233,7 +257,7 @@ func (r *runner) set(state State, reason string) {
 	st.Want = wantWord(r.want)
 	st.PID = 0
 	if r.proc != nil {
-		st.PID = r.proc.pid
+		st.PID, st.UpSince = r.proc.pid, r.proc.started
 	}
 	st.Ready = state == StateUp
 	st.Restarts = r.restarts

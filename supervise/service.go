@@ -48,9 +48,10 @@ var (
 // Service is one supervised service. Its methods may be called from any
 // goroutine; they hand commands to the service's own goroutine.
 type Service struct {
-	name string
-	cmds chan command
-	done chan struct{} // closed when the service goroutine has ended
+	name   string
+	logger *Service // the logger reading its stdout (s6 log/run), or nil
+	cmds   chan command
+	done   chan struct{} // closed when the service goroutine has ended
 
 	mu      sync.Mutex
 	status  Status        // guarded by mu
@@ -70,6 +71,8 @@ const (
 	opSignal
 	opUpdate
 	opRemove
+	opOnce      // s6-svc -O: no restart after the running process exits
+	opStartOnce // s6-svc -o: up for one run
 )
 
 type command struct {
@@ -88,7 +91,7 @@ type command struct {
 // stays on the caller's: a thousand idle service goroutines keep small
 // stacks (2 MB less at 1000 services). When up is false it is registered
 // down.
-func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *Service {
+func newService(ctx context.Context, deps *Deps, def *config.Service, up bool, io stdio) *Service {
 	s := &Service{
 		name:    def.Name,
 		cmds:    make(chan command),
@@ -97,7 +100,7 @@ func newService(ctx context.Context, deps *Deps, def *config.Service, up bool) *
 	}
 	s.status = Status{Name: def.Name, State: StateDown, Want: wantWord(up), Since: time.Now(), Source: def.Source,
 		Essential: def.Essential, Protected: def.Protected, LogDir: def.Log.Dir}
-	r := &runner{Service: s, deps: deps, def: def}
+	r := &runner{Service: s, deps: deps, def: def, io: io}
 	r.begin(up)
 	go r.loop(ctx)
 	return s
@@ -144,6 +147,14 @@ func (s *Service) WaitFor(ctx context.Context, cond func(Status) bool) (Status, 
 // Start asks for the service to be up. A failed or exited service starts
 // again with its failure count reset.
 func (s *Service) Start() error { return s.send(command{op: opStart}) }
+
+// Once keeps the running process from being restarted when it exits
+// (s6-svc -O); a service that is not running stays down.
+func (s *Service) Once() error { return s.send(command{op: opOnce}) }
+
+// StartOnce starts the service for one run (s6-svc -o): when that process
+// exits, the service stays down.
+func (s *Service) StartOnce() error { return s.send(command{op: opStartOnce}) }
 
 // Stop asks for the service to be down. requested marks a user's request,
 // as opposed to the container going down: only then is a planned-stop

@@ -71,7 +71,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 		return nil, err
 	}
 	defer devnull.Close()
-	files := []uintptr{devnull.Fd(), log.Writer().Fd(), log.Writer().Fd()}
+	files := r.io.files(devnull, log.Writer())
 	inst := &instance{def: def, acct: acct}
 	ctx, cancel := context.WithCancel(context.Background())
 	inst.cancel = cancel

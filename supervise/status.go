@@ -51,6 +51,7 @@ type Status struct {
 	LogPath   string // the log file being written; "" before the first start or without log.dir
 	LogDir    string // log.dir of the definition as written (may hold ${VAR}); "" without one
 	LostLines uint64
+	UpSince   time.Time // when the running process was spawned; zero when none runs
 	Essential bool
 	Protected bool
 

@@ -1,0 +1,97 @@
+package s6cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"hinit/control"
+)
+
+func TestGetopt(t *testing.T) {
+	opts, rest, ok := getopt([]string{"-wU", "-T", "300", "-ud", "/run/service/x"}, "ud", "wT")
+	if !ok || len(rest) != 1 || rest[0] != "/run/service/x" {
+		t.Fatalf("getopt: %v %v %v", opts, rest, ok)
+	}
+	var got []string
+	for _, o := range opts {
+		got = append(got, string(o.c)+o.val)
+	}
+	if strings.Join(got, ",") != "wU,T300,u,d" {
+		t.Errorf("options %v, want wU,T300,u,d", got)
+	}
+	if _, _, ok := getopt([]string{"-z", "x"}, "ud", "wT"); ok {
+		t.Error("an unknown option was accepted")
+	}
+	if _, _, ok := getopt([]string{"-T"}, "ud", "wT"); ok {
+		t.Error("-T without its value was accepted")
+	}
+}
+
+// The s6-svstat line for each state hinit has, as s6 2.11 prints it.
+func TestSvstatLine(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 45, 0, time.UTC)
+	at := func(s int) time.Time { return now.Add(-time.Duration(s) * time.Second) }
+	normal, down := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(down, "down"), nil, 0o644)
+	os.WriteFile(filepath.Join(down, "notification-fd"), []byte("3\n"), 0o644)
+	os.WriteFile(filepath.Join(normal, "notification-fd"), []byte("3\n"), 0o644)
+	for _, tt := range []struct {
+		dir  string
+		st   control.Status
+		want string
+	}{
+		{normal, control.Status{State: "up", Want: "up", PID: 123, UpSince: at(45), Since: at(44), Ready: true},
+			"up (pid 123) 45 seconds, ready 44 seconds"},
+		{normal, control.Status{State: "starting", Want: "up", PID: 123, UpSince: at(2), Since: at(2)},
+			"up (pid 123) 2 seconds"},
+		{down, control.Status{State: "up", Want: "down", PID: 9, UpSince: at(5), Since: at(5), Ready: true},
+			"up (pid 9) 5 seconds, normally down, want down, ready 5 seconds"},
+		{down, control.Status{State: "down", Want: "down", Since: at(3)},
+			"down (exitcode 0) 3 seconds, ready 3 seconds"},
+		{normal, control.Status{State: "backoff", Want: "up", Since: at(1),
+			LastExit: &control.Exit{Code: 137, Signal: "KILL", At: at(1)}},
+			"down (signal SIGKILL) 1 seconds, normally up, want up, ready 1 seconds"},
+		{normal, control.Status{State: "exited", Want: "down", Since: at(7),
+			LastExit: &control.Exit{Code: 78, At: at(8)}},
+			"down (exitcode 78) 8 seconds, normally up, ready 7 seconds"},
+		{normal, control.Status{State: "stopping", Want: "up", Since: at(0),
+			LastExit: &control.Exit{Code: 1, At: at(0)}},
+			"down (exitcode 1) 0 seconds, normally up, want up"},
+	} {
+		if got := view(&tt.st, tt.dir, now).line(false); got != tt.want {
+			t.Errorf("%s %+v:\n got %s\nwant %s", tt.dir, tt.st, got, tt.want)
+		}
+	}
+}
+
+func TestSvstatFields(t *testing.T) {
+	now := time.Unix(1795457989, 5)
+	st := control.Status{State: "exited", Want: "down", Since: now,
+		LastExit: &control.Exit{Code: 143, Signal: "TERM", At: now}}
+	v := view(&st, t.TempDir(), now)
+	var got []string
+	for _, f := range []string{"up", "wantedup", "normallyup", "ready", "pid", "exitcode", "signal", "signum", "updownsince"} {
+		got = append(got, svstatFields[f](v))
+	}
+	if want := "false false true false -1 -1 SIGTERM 15 @400000006b0483ea00000005"; strings.Join(got, " ") != want {
+		t.Errorf("fields %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+func TestParseLogScript(t *testing.T) {
+	sc, err := parseLogScript([]string{"1", "n10", "s1000000", "T", "/opt/data/logs/gateways/coder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.stdout || sc.keep != 10 || sc.maxSize != 1000000 || sc.dir != "/opt/data/logs/gateways/coder" {
+		t.Errorf("hermes' script read as %+v", sc)
+	}
+	for _, bad := range [][]string{{"t", "/x"}, {"-.*", "/x"}, {"!gzip", "/x"}, {"/x", "/y"}, {"n3"}} {
+		if _, err := parseLogScript(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package s6cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"hinit/control"
+	"hinit/signame"
+)
+
+const svcSynopsis = "[ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyroduDUxOQ ] servicedir"
+
+// svcSignals are the s6-svc letters that send a signal.
+var svcSignals = map[byte]string{'a': "ALRM", 'b': "ABRT", 'q': "QUIT", 'h': "HUP", 'k': "KILL",
+	't': "TERM", 'i': "INT", '1': "USR1", '2': "USR2", 'p': "STOP", 'c': "CONT", 'y': "WINCH"}
+
+// svcWaits maps -w's letter to what is waited for, and whether it waits
+// for another process than the one running now.
+var svcWaits = map[string]struct {
+	until   string
+	restart bool
+}{
+	"u": {control.UntilUp, false}, "U": {control.UntilReady, false},
+	"d": {control.UntilDown, false}, "D": {control.UntilDown, false},
+	"r": {control.UntilUp, true}, "R": {control.UntilReady, true},
+}
+
+// runSvc is s6-svc: the commands in the order given, then the wait.
+func runSvc(e *env, args []string) int {
+	opts, dirs, ok := getopt(args, "abqhkti12pcyroduDUxOQ", "wT")
+	if !ok || len(dirs) == 0 {
+		return e.usage(svcSynopsis)
+	}
+	var wait, timeout string
+	var cmds []byte
+	for _, o := range opts {
+		switch o.c {
+		case 'w':
+			if _, ok := svcWaits[o.val]; !ok {
+				return e.usage(svcSynopsis)
+			}
+			wait = o.val
+		case 'T':
+			ms, err := strconv.ParseUint(o.val, 10, 32)
+			if err != nil {
+				return e.usage(svcSynopsis)
+			}
+			timeout = (time.Duration(ms) * time.Millisecond).String()
+		default:
+			cmds = append(cmds, o.c)
+		}
+	}
+	for _, dir := range dirs {
+		if code := e.svcOne(dir, cmds, wait, timeout); code != exitOK {
+			return code
+		}
+	}
+	return exitOK
+}
+
+// svcOne applies cmds to the service of dir and waits as -w asks.
+func (e *env) svcOne(dir string, cmds []byte, wait, timeout string) int {
+	if err := checkDir(dir); err != nil && !e.isStatic(dir) {
+		return e.fatal(exitSystem, "unable to control %s: %s", dir, errText(err))
+	}
+	name := serviceName(dir)
+	notPID := 0
+	if w, ok := svcWaits[wait]; ok && w.restart {
+		st, err := e.status(dir)
+		if err != nil {
+			return e.controlFailed(dir, err)
+		}
+		notPID = st.PID
+	}
+	for _, c := range cmds {
+		if err := e.svcCommand(dir, name, c); err != nil {
+			return e.controlFailed(dir, err)
+		}
+	}
+	if wait == "" {
+		return exitOK
+	}
+	resp, err := e.call(&control.Request{Verb: control.VerbWait, Names: []string{name},
+		Until: svcWaits[wait].until, Wait: timeout, NotPID: notPID})
+	switch {
+	case err != nil:
+		return e.controlFailed(dir, err)
+	case resp.Code == control.CodeTimeout:
+		fmt.Fprintln(e.stderr, "s6-svlisten1: fatal: timed out")
+		return exitTimeout
+	case !resp.OK:
+		return e.fatal(exitFalse, "%s: %s", dir, resp.Error)
+	}
+	return exitOK
+}
+
+// controlFailed prints s6-svc's message for err and returns its code.
+func (e *env) controlFailed(dir string, err error) int {
+	if errors.Is(err, errNoSupervisor) {
+		return e.fatal(exitUsage, "unable to control %s: supervisor not listening", dir)
+	}
+	return e.fatal(exitSystem, "unable to control %s: %s", dir, errText(err))
+}
+
+// svcCommand sends one s6-svc command letter as a control request.
+func (e *env) svcCommand(dir, name string, c byte) error {
+	req := &control.Request{Names: []string{name}}
+	switch c {
+	case 'u', 'U':
+		req.Verb = control.VerbStart
+	case 'd', 'D':
+		req.Verb = control.VerbStop
+	case 'o':
+		req.Verb, req.Once = control.VerbStart, true
+	case 'O', 'Q':
+		req.Verb = control.VerbOnce
+	case 'x':
+		return nil // hinit keeps supervising while the dir exists; removing it forgets the service
+	case 'r':
+		return e.svcSignal(dir, name, downSignal(dir))
+	default:
+		return e.svcSignal(dir, name, svcSignals[c])
+	}
+	resp, err := e.call(req)
+	if err != nil {
+		return err
+	}
+	if !resp.OK {
+		return errors.New(resp.Error)
+	}
+	return nil
+}
+
+// svcSignal signals the service's process, when one runs: s6 ignores a
+// signal command for a service that is down.
+func (e *env) svcSignal(dir, name, sig string) error {
+	st, err := e.status(dir)
+	if err != nil {
+		return err
+	}
+	if st.PID == 0 {
+		return nil
+	}
+	resp, err := e.call(&control.Request{Verb: control.VerbSignal, Names: []string{name}, Signal: sig})
+	if err != nil {
+		return err
+	}
+	if !resp.OK && resp.Code != control.CodeFailed { // failed: it exited meanwhile
+		return errors.New(resp.Error)
+	}
+	return nil
+}
+
+// downSignal is the signal s6-svc -r sends: the dir's down-signal file,
+// SIGTERM by default.
+func downSignal(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "down-signal"))
+	if err != nil {
+		return "TERM"
+	}
+	s := strings.TrimSpace(string(b))
+	if _, err := signame.Parse(s); err != nil || s == "" {
+		return "TERM"
+	}
+	return s
+}

@@ -1,0 +1,40 @@
+package s6cmd
+
+import (
+	"errors"
+
+	"hinit/control"
+)
+
+const svscanctlSynopsis = "[ -zabhitqnN ] svscandir"
+
+// runSvscanctl is s6-svscanctl. hinit rescans its scandir by itself on every
+// change, so -a, -n, -N, -h and -z succeed at once; -t, -q, -i and -b stop
+// the container, which only root may do.
+func runSvscanctl(e *env, args []string) int {
+	opts, rest, ok := getopt(args, "zabhitqnN", "")
+	if !ok || len(rest) != 1 {
+		return e.usage(svscanctlSynopsis)
+	}
+	dir := rest[0]
+	if err := checkDir(dir); err != nil {
+		return e.fatal(exitSystem, "unable to control %s: %s", dir, errText(err))
+	}
+	req := &control.Request{Verb: control.VerbList} // who may reach hinit may rescan
+	for _, o := range opts {
+		switch o.c {
+		case 't', 'q', 'i', 'b':
+			req = &control.Request{Verb: control.VerbShutdown}
+		}
+	}
+	resp, err := e.call(req)
+	switch {
+	case errors.Is(err, errNoSupervisor):
+		return e.fatal(exitUsage, "unable to control %s: supervisor not listening", dir)
+	case err != nil:
+		return e.fatal(exitSystem, "unable to control %s: %s", dir, errText(err))
+	case !resp.OK:
+		return e.fatal(exitSystem, "unable to control %s: %s", dir, resp.Error)
+	}
+	return exitOK
+}

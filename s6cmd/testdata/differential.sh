@@ -1,0 +1,133 @@
+#!/bin/sh
+# The same s6 session against real s6-svscan and against hinit (SPEC §8):
+#   differential.sh s6    WORKDIR            (s6's commands on PATH)
+#   differential.sh hinit WORKDIR HINIT      (hsvc's s6 names first on PATH)
+# prints one line per step: what ran, its exit code, and s6-svstat's answer
+# with pids and seconds replaced, so that two transcripts compare equal.
+set -u
+mode=$1 work=$2
+scan=$work/scan svc=$work/scan/x state=$work/state
+mkdir -p "$scan" "$state"
+echo sleep >"$state/mode"
+
+norm() { sed -e 's/(pid [0-9]*)/(pid P)/' -e 's/[0-9][0-9]* seconds/N seconds/g'; }
+step() { # step LABEL CMD...: run CMD, print LABEL and its exit code
+	label=$1; shift
+	"$@" >"$work/out" 2>"$work/err"; rc=$?
+	echo "$label: rc=$rc $(norm <"$work/out" | tr '\n' ' ')"
+}
+stat() { step "svstat $1" s6-svstat "$svc"; }
+until_stat() { # until_stat EXPECTED FIELDS: poll s6-svstat -o (at most 5 s)
+	i=0
+	while [ "$(s6-svstat -o "$2" "$svc" 2>/dev/null)" != "$1" ] && [ $i -lt 500 ]; do
+		sleep 0.01; i=$((i + 1))
+	done
+	echo "until $2 = $1: $([ $i -lt 500 ] && echo reached || echo TIMEOUT)"
+	s6-svwait -D -t 5000 "$svc" # and the finish script has ended
+}
+
+case $mode in
+s6)
+	s6-svscan "$scan" >"$work/supervisor.log" 2>&1 &
+	sup=$!
+	;;
+hinit)
+	printf 'compat: s6-overlay\n' >"$work/hinit.yaml"
+	HINIT_CONFIG=$work/hinit.yaml HINIT_RUNTIME_DIR=$work/rt HINIT_SCANDIR=$scan \
+		"$3" sleep 1000 >"$work/supervisor.log" 2>&1 &
+	sup=$!
+	export HINIT_RUNTIME_DIR=$work/rt
+	i=0; while [ ! -S "$work/rt/control.sock" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	;;
+esac
+
+# 1. register down: built under a dot name, renamed into place, rescan.
+mkdir "$scan/.x"
+cat >"$scan/.x/run" <<EOS
+#!/bin/sh
+case \$(cat $state/mode) in
+exit78) exit 78 ;;
+notify) echo >&3; exec sleep 1000 ;;
+esac
+exec sleep 1000
+EOS
+printf '#!/bin/sh\n[ "$1" = 78 ] && exit 125\nexit 0\n' >"$scan/.x/finish"
+chmod 755 "$scan/.x/run" "$scan/.x/finish"
+echo 3 >"$scan/.x/notification-fd"
+touch "$scan/.x/down"
+mv "$scan/.x" "$svc"
+step "svscanctl -a" s6-svscanctl -a "$scan"
+i=0; while ! s6-svstat "$svc" >/dev/null 2>&1 && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+stat registered
+step "svstat -o" s6-svstat -o up,wantedup,normallyup,ready,pid,exitcode,signal,signum "$svc"
+
+# 2. -u, waiting until up: up, not ready (notification-fd, no newline).
+step "svc -wu -u" s6-svc -wu -T 5000 -u "$svc"
+stat up
+step "svstat -u" s6-svstat -u "$svc"
+
+# 3. kill -9 the process: restarted with another pid.
+pid=$(s6-svstat -p "$svc")
+kill -9 "$pid"
+i=0; while [ "$(s6-svstat -p "$svc")" = "$pid" ] || [ "$(s6-svstat -p "$svc")" = -1 ]; do
+	[ $i -lt 500 ] || break; sleep 0.01; i=$((i + 1))
+done
+echo "restarted after kill -9: $([ $i -lt 500 ] && echo yes || echo NO)"
+
+# 4. -d, waiting until down.
+step "svc -wD -d" s6-svc -wD -T 5000 -d "$svc"
+stat "after -d"
+step "svstat -o" s6-svstat -o up,wantedup,ready,pid,exitcode,signal,signum "$svc"
+
+# 5. exit 78, finish exits 125: stays down.
+echo exit78 >"$state/mode"
+step "svc -u" s6-svc -u "$svc"
+until_stat "false false" up,wantedup
+stat "after exit 78"
+step "svstat -e" s6-svstat -e "$svc"
+
+# 6. -O: the running process is not restarted when it ends.
+echo sleep >"$state/mode"
+step "svc -wu -u" s6-svc -wu -T 5000 -u "$svc"
+step "svc -O" s6-svc -O "$svc"
+stat "after -O"
+kill -TERM "$(s6-svstat -p "$svc")"
+until_stat "false" up
+stat "after -O and TERM"
+
+# 7. -wU with notification-fd: ready once the newline is written.
+echo notify >"$state/mode"
+step "svc -wU -u" s6-svc -wU -T 5000 -u "$svc"
+stat ready
+step "svstat -o ready" s6-svstat -o up,ready "$svc"
+step "svwait -U" s6-svwait -U -t 2000 "$svc"
+step "svwait -d (times out)" s6-svwait -d -t 200 "$svc"
+step "svwait -o -u" s6-svwait -o -u -t 2000 "$svc" "$svc"
+
+# 8. signals, and -r.
+step "svc -h" s6-svc -h "$svc"
+pid=$(s6-svstat -p "$svc")
+step "svc -wR -r" s6-svc -wR -T 5000 -r "$svc"
+echo "another pid after -r: $([ "$(s6-svstat -p "$svc")" != "$pid" ] && echo yes || echo NO)"
+
+# 9. refused to another user (when run as root).
+if [ "$(id -u)" = 0 ]; then
+	chmod 755 "$work"
+	step "svc -d as nobody" su nobody -s /bin/sh -c "PATH=$PATH HINIT_RUNTIME_DIR=$work/rt s6-svc -d $svc"
+fi
+
+# 10. unregister as hermes does: -d, svwait -D, svscanctl -an, rm -rf.
+step "svc -d" s6-svc -d "$svc"
+step "svwait -D" s6-svwait -D -t 10000 "$svc"
+step "svscanctl -an" s6-svscanctl -an "$scan"
+sleep 0.2
+rm -rf "$svc" && echo "rm -rf: ok"
+i=0; while s6-svstat "$svc" >/dev/null 2>&1 && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+stat "after rm"
+step "svc -u after rm" s6-svc -u "$svc"
+step "usage" s6-svc
+step "svstat usage" s6-svstat -d "$svc"
+
+kill -TERM "$sup"
+wait "$sup" 2>/dev/null
+exit 0

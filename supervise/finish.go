@@ -1,0 +1,124 @@
+package supervise
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"hinit/config"
+	"hinit/launch"
+	"hinit/reaper"
+)
+
+// defaultFinishTimeout bounds a finish program whose definition gives no
+// timeout (s6's default timeout-finish).
+const defaultFinishTimeout = 5 * time.Second
+
+// finishRun is a finish program running after an exit of the service's
+// process (an s6 servicedir's finish script).
+type finishRun struct {
+	pid      int
+	inst     *instance // the run it follows
+	stopping bool      // that run ended after a stop signal
+	done     <-chan reaper.Status
+}
+
+// startFinish starts the finish program of the run p that ended with st,
+// with s6's arguments: the exit code (256 when killed by a signal) and the
+// signal number. It reports false when there is none or it cannot start:
+// then the exit is settled at once.
+func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool {
+	f := p.def.Finish
+	if f == nil || len(f.Command) == 0 {
+		return false
+	}
+	code, sig := st.Code, int(st.Signal)
+	if sig != 0 {
+		code = 256
+	}
+	argv := append(append([]string(nil), f.Command...), strconv.Itoa(code), strconv.Itoa(sig))
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		r.deps.Log.Error("cannot run finish", "svc", r.name, "err", err)
+		return false
+	}
+	defer devnull.Close()
+	out := devnull
+	if r.log != nil {
+		out = r.log.Writer()
+	}
+	files := r.io.files(devnull, out)
+	prog := launch.Program{Argv: argv, Env: r.deps.Environ(), User: p.acct, Switch: r.deps.Root, Own: p.def.Env,
+		Workdir: p.def.Workdir, Files: files, Session: launch.NewSession}
+	cmd, err := prog.Build()
+	var pid int
+	var done <-chan reaper.Status
+	if err == nil {
+		pid, done, err = r.deps.Spawner.Start(cmd.Path, cmd.Argv, cmd.Attr)
+	}
+	if err != nil {
+		r.deps.Log.Error("cannot run finish", "svc", r.name, "path", argv[0], "err", err)
+		return false
+	}
+	r.fin = &finishRun{pid: pid, inst: p, done: done, stopping: stopping}
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = defaultFinishTimeout
+	}
+	r.arm(timerFinish, timeout)
+	r.set(StateStopping, "finish running")
+	return true
+}
+
+// finished settles the exit the finish program followed; its exit code
+// FinishStayDown keeps the service down.
+func (r *runner) finished(st reaper.Status) {
+	f := r.fin
+	r.fin = nil
+	r.stopTimer()
+	signalGroup(f.pid, syscall.SIGKILL) // whatever it left behind
+	stay := st.Signal == 0 && st.Code == config.FinishStayDown
+	r.deps.Log.Debug("finish ended", "svc", r.name, "code", st.ExitStatus())
+	r.settle(f.inst, stay, f.stopping)
+}
+
+// handleFinishing records a request that arrives while the finish program
+// runs: the want changes now, the process starts once it has ended.
+func (r *runner) handleFinishing(c command) error {
+	switch c.op {
+	case opStop, opOnce:
+		r.want = false
+		r.final = r.final || c.final
+	default: // start, restart; -o counts as -u here
+		r.want = true
+		r.failures, r.starts = 0, nil
+	}
+	r.set(r.state, r.reason)
+	return nil
+}
+
+// handleOnce is s6-svc -O (once) and -o (startOnce): the running process is
+// not restarted when it exits, which s6 shows as want down; -o starts it
+// first when it is not running.
+func (r *runner) handleOnce(o op) {
+	switch {
+	case r.proc != nil:
+		r.want = false
+	case o == opOnce:
+		r.want = false
+		r.stopTimer()
+		if r.state == StateBackoff {
+			r.set(StateDown, "stopped (s6-svc -O)")
+			return
+		}
+	default:
+		r.stopTimer()
+		r.want = true
+		r.spawn()
+		if r.proc != nil {
+			r.want = false
+		}
+	}
+	r.set(r.state, r.reason)
+}

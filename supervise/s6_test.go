@@ -1,0 +1,166 @@
+package supervise
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hinit/config"
+	"hinit/internal/testprog"
+)
+
+// finishScript is a finish program that appends its two arguments to out
+// and exits 125 after an exit 78, as hermes' finish does.
+func finishScript(out string) *config.Finish {
+	return &config.Finish{Command: []string{"/bin/sh", "-c",
+		`echo "$1 $2" >>` + out + `; [ "$1" = 78 ] && exit 125; exit 0`, "finish"}, Timeout: 5 * time.Second}
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+// After an exit 78 the finish program gets "78 0" and its exit 125 keeps
+// the service down; a start brings it back.
+func TestFinishExit125StaysDown(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "finish")
+	d := def("gw", "exit", "78")
+	d.Finish = finishScript(out)
+	s := f.add(d, true)
+	st := waitState(t, s, StateExited)
+	if st.Want != "down" || st.LastExit == nil || st.LastExit.Code != 78 || st.PID != 0 {
+		t.Errorf("after exit 78 and finish 125: %+v, want exited, want down, last exit 78", st)
+	}
+	if got := readFile(t, out); got != "78 0\n" {
+		t.Errorf("finish arguments %q, want \"78 0\"", got)
+	}
+	if st.Restarts != 0 {
+		t.Errorf("restarted %d times, want none", st.Restarts)
+	}
+}
+
+// A process killed by a signal gives finish "256 N"; finish exiting 0
+// lets the restart policy restart it.
+func TestFinishAfterSignalRestarts(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "finish")
+	d := def("gw", "sleep", "inf")
+	d.Finish = finishScript(out)
+	s := f.add(d, true)
+	first := waitState(t, s, StateUp)
+	syscall.Kill(first.PID, syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.WaitFor(ctx, func(st Status) bool { return st.State == StateUp && st.PID != first.PID }); err != nil {
+		t.Fatalf("not restarted after finish: %v (%+v)", err, s.Status())
+	}
+	if got := readFile(t, out); got != "256 9\n" {
+		t.Errorf("finish arguments %q, want \"256 9\"", got)
+	}
+}
+
+// A finish that outlives its timeout is killed and the exit settles.
+func TestFinishTimeout(t *testing.T) {
+	f := newFixture(t)
+	d := def("gw", "exit", "3")
+	d.Restart = config.RestartNever
+	d.Finish = &config.Finish{Command: []string{"/bin/sh", "-c", "exec sleep 60"}, Timeout: 100 * time.Millisecond}
+	s := f.add(d, true)
+	if st := waitState(t, s, StateStopping); st.PID != 0 || st.Reason != "finish running" {
+		t.Errorf("while finish runs: %+v, want stopping without a pid", st)
+	}
+	start := time.Now()
+	waitState(t, s, StateExited)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("finish killed after %v, want about 100ms", d)
+	}
+}
+
+// Once (s6-svc -O) leaves the running process alone and keeps the service
+// down when it ends; StartOnce (-o) runs a down service once.
+func TestOnce(t *testing.T) {
+	f := newFixture(t)
+	s := f.add(def("gw", "sleep", "inf"), true)
+	st := waitState(t, s, StateUp)
+	if err := s.Once(); err != nil {
+		t.Fatal(err)
+	}
+	if now := s.Status(); now.PID != st.PID || now.Want != "down" {
+		t.Errorf("after Once: %+v, want the same process, want down", now)
+	}
+	syscall.Kill(st.PID, syscall.SIGTERM)
+	if st := waitState(t, s, StateDown); st.Restarts != 0 {
+		t.Errorf("restarted after Once: %+v", st)
+	}
+	if err := s.StartOnce(); err != nil {
+		t.Fatal(err)
+	}
+	st = s.Status()
+	if !st.Running() || st.Want != "down" {
+		t.Fatalf("after StartOnce: %+v, want running, want down", st)
+	}
+	syscall.Kill(st.PID, syscall.SIGKILL)
+	waitState(t, s, StateDown)
+}
+
+// The logger of a service reads its stdout through a pipe hinit holds: a
+// logger killed and restarted meanwhile loses no line, and removing the
+// service removes its logger after it read everything.
+func TestLoggerPipeLosesNoLine(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "log")
+	d := def("w", "sleep", "inf")
+	d.Command = []string{"/bin/sh", "-c", `i=0; while [ $i -lt 300 ]; do echo $i; i=$((i+1)); sleep 0.002; done; exec sleep 60`}
+	d.Logger = def("w/log", "sleep", "inf")
+	d.Logger.Command = []string{"/bin/sh", "-c", "exec cat >>" + out}
+	s := f.add(d, true)
+	logger := f.group.Get("w/log")
+	if logger == nil {
+		t.Fatal("no logger service w/log")
+	}
+	first := waitState(t, logger, StateUp)
+	testprog.WaitFor(t, 10*time.Second, "some lines logged", func() bool { return strings.Count(readFile(t, out), "\n") > 20 })
+	syscall.Kill(first.PID, syscall.SIGKILL)
+	testprog.WaitFor(t, 10*time.Second, "every line logged", func() bool { return strings.Count(readFile(t, out), "\n") >= 300 })
+	lines := strings.Split(strings.TrimSpace(readFile(t, out)), "\n")
+	for i, l := range lines {
+		if l != strconv.Itoa(i) {
+			t.Fatalf("line %d is %q: a line was lost or doubled across the logger's restart", i, l)
+		}
+	}
+	f.group.Remove("w", true)
+	select {
+	case <-logger.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("logger not removed with its service: %+v", logger.Status())
+	}
+	if f.group.Get("w/log") != nil || s.Status().Running() {
+		t.Error("service or logger still there after Remove")
+	}
+}
+
+// Removing a service while its finish program hangs still ends: the finish
+// timeout keeps running and the removal completes after it.
+func TestRemoveDuringFinish(t *testing.T) {
+	f := newFixture(t)
+	d := def("gw", "exit", "3")
+	d.Finish = &config.Finish{Command: []string{"/bin/sh", "-c", "exec sleep 60"}, Timeout: 300 * time.Millisecond}
+	s := f.add(d, true)
+	waitState(t, s, StateStopping)
+	s.Once()
+	f.group.Remove("gw", true)
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("removal hangs behind a finish program past its timeout: %+v", s.Status())
+	}
+}
