@@ -109,13 +109,14 @@ func TestMainOwnEnvWins(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
 	}
-	cfg := "user: \"10000:10000\"\nmain: {env: {HOME: /x, LOGNAME: me}}\n"
+	id := testprog.UnusedUID(t)
+	cfg := fmt.Sprintf("user: \"%d:%d\"\nmain: {env: {HOME: /x, LOGNAME: me}}\n", id, id)
 	script := `echo "$(id -u) HOME=$HOME USER=$USER LOGNAME=$LOGNAME"`
 	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/sh", "-c", script}})
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if got, want := strings.TrimSpace(p.stdout.String()), "10000 HOME=/x USER=10000 LOGNAME=me"; got != want {
+	if got, want := strings.TrimSpace(p.stdout.String()), fmt.Sprintf("%d HOME=/x USER=%d LOGNAME=me", id, id); got != want {
 		t.Errorf("main printed %q, want %q", got, want)
 	}
 }

@@ -333,10 +333,11 @@ func TestWorkdirNotEnterable(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	id := testprog.UnusedUID(t)
 	d := def("walled", "sleep", "inf")
-	d.User, d.Workdir, d.Restart = "10000:10000", dir, config.RestartNever
+	d.User, d.Workdir, d.Restart = fmt.Sprintf("%d:%d", id, id), dir, config.RestartNever
 	st := waitState(t, f.add(d, true), StateExited)
-	want := "workdir " + dir + ": user 10000 cannot enter it: permission denied"
+	want := fmt.Sprintf("workdir %s: user %d cannot enter it: permission denied", dir, id)
 	if st.LastExit.Code != 126 || st.Reason != want {
 		t.Errorf("got exit %d, reason %q; want 126, %q", st.LastExit.Code, st.Reason, want)
 	}

@@ -101,13 +101,7 @@ func start(t *testing.T, opts []string, cmd ...string) *ctr {
 	t.Helper()
 	needEngine(t)
 	n := name(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs := dockerCmd(t, "logs", "--tail", "60", n)
-			t.Logf("docker logs of %s:\n%s%s", n, logs.stdout, logs.stderr)
-		}
-		exec.Command("docker", "rm", "-f", "-v", n).Run()
-	})
+	removeAtEnd(t, n)
 	args := append(append([]string{"run", "-d"}, baseOpts(t, n)...), opts...)
 	must(t, append(append(args, image), cmd...)...)
 	return &ctr{t: t, id: n}
@@ -276,4 +270,16 @@ func checkState(t *testing.T, where string, got map[string]any, want map[string]
 			t.Errorf("%s: %s = %v, want %q (file: %v)", where, k, got[k], v, got)
 		}
 	}
+}
+
+// removeAtEnd removes container n (with its anonymous volumes) when t ends,
+// after logging its last lines if t failed.
+func removeAtEnd(t *testing.T, n string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs := dockerCmd(t, "logs", "--tail", "60", n)
+			t.Logf("docker logs of %s:\n%s%s", n, logs.stdout, logs.stderr)
+		}
+		exec.Command("docker", "rm", "-f", "-v", n).Run()
+	})
 }

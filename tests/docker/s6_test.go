@@ -2,7 +2,6 @@ package docker
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,13 +15,7 @@ func startWithConfig(t *testing.T, yaml string, cmd ...string) *ctr {
 	t.Helper()
 	needEngine(t)
 	n := name(t)
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs := dockerCmd(t, "logs", "--tail", "60", n)
-			t.Logf("docker logs of %s:\n%s%s", n, logs.stdout, logs.stderr)
-		}
-		exec.Command("docker", "rm", "-f", "-v", n).Run()
-	})
+	removeAtEnd(t, n)
 	must(t, append(append(append([]string{"create"}, baseOpts(t, n)...), image), cmd...)...)
 	f := filepath.Join(t.TempDir(), "hinit.yaml")
 	if err := os.WriteFile(f, []byte(yaml), 0o644); err != nil {
