@@ -17,7 +17,9 @@ import (
 
 // dynamic turns scandir events into services (SPEC §3, §4). One goroutine
 // applies the events in order; notes holds what status must show about dirs
-// that are not running: refused over services_max, or broken.
+// that are not running: refused over services_max, broken, or ignored by
+// the watcher (a symlink, not a dir, a bad name: at most services_max of
+// those, the watcher's bound).
 type dynamic struct {
 	m *Manager
 
@@ -83,6 +85,11 @@ func (d *dynamic) apply(ev scandir.Event) {
 			g.Remove(ev.Name, true)
 		}
 		d.note(ev.Name, fmt.Sprintf("refused: more than %d services (services_max)", d.m.cfg.ServicesMax))
+	case ev.Ignored != "":
+		if existing != nil { // the watcher removes it first; never run what is not a dir
+			g.Remove(ev.Name, true)
+		}
+		d.note(ev.Name, "ignored: "+ev.Ignored)
 	case ev.Entry == nil:
 		d.note(ev.Name, "")
 		if existing != nil {

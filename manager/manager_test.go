@@ -147,3 +147,49 @@ func TestBrokenDirIsAddressable(t *testing.T) {
 		t.Errorf("the broken dir is still there after unregister: %v", err)
 	}
 }
+
+// Entries the scandir watcher ignores (a symlink in place of a dir, a
+// file) show in status NAME and the full table as a row down with the
+// reason; start says what is wrong; unregister removes the entry itself,
+// never what a symlink points to (issue 14 item 5).
+func TestIgnoredEntryIsAddressable(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	target := t.TempDir()
+	if err := os.WriteFile(filepath.Join(target, "service.yaml"), []byte("command: [true]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(f.Scandir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.Scandir, "plain"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "both noted", func() bool { return f.Status("linked") != nil && f.Status("plain") != nil })
+	want := map[string]string{
+		"linked": "ignored: a symlink, never followed; rename a real dir into place",
+		"plain":  "ignored: not a directory",
+	}
+	rows := map[string]control.Status{}
+	for _, st := range f.Expect(control.Request{Verb: control.VerbStatus}, 0, "").Services {
+		rows[st.Name] = st
+	}
+	for name, why := range want {
+		st := f.Status(name)
+		if st.State != "down" || st.Source != "scandir" || st.Reason != why {
+			t.Errorf("status %s: %+v, want down from scandir: %s", name, st, why)
+		}
+		if rows[name] != *st {
+			t.Errorf("table row %s: %+v, want %+v", name, rows[name], *st)
+		}
+		f.Expect(control.Request{Verb: control.VerbStart, Names: []string{name}}, control.CodeFailed,
+			name+": its scandir dir is not a service: "+why+"; fix it, or remove it with hsvc unregister "+name)
+	}
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"linked"}}, 0, "")
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "linked")); !os.IsNotExist(err) {
+		t.Errorf("the symlink is still there after unregister: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(target, "service.yaml")); err != nil {
+		t.Errorf("unregister reached through the symlink: %v", err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "linked forgotten", func() bool { return f.Status("linked") == nil })
+}

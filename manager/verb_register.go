@@ -80,9 +80,9 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	}
 }
 
-// unregisterAny unregisters a service, or removes a scandir dir that is
-// none (its definition is broken or refused), which the watcher then
-// forgets.
+// unregisterAny unregisters a service, or removes a scandir entry that is
+// none (its definition is broken or refused, or the watcher ignores it: a
+// symlink, a file), which the watcher then forgets.
 func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
 	name := req.Names[0]
 	if m.group.Get(name) == nil && m.dyn.why(name) != "" {
