@@ -3,6 +3,7 @@ package manager_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,4 +193,37 @@ func TestIgnoredEntryIsAddressable(t *testing.T) {
 		t.Errorf("unregister reached through the symlink: %v", err)
 	}
 	testprog.WaitFor(t, 5*time.Second, "linked forgotten", func() bool { return f.Status("linked") == nil })
+}
+
+// A gateway registered at run time gets the stop timeout the boot
+// reconcile would give it: its profile's drain budget (config.yaml's
+// agent.restart_drain_timeout) plus 30 s (issue 13); another template's
+// instance keeps its template's.
+func TestRegisterGatewayDrainStopTimeout(t *testing.T) {
+	f := mt.Start(t, "templates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv+
+		"  other:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv+
+		"reconcile: {home: \"${HERMES_HOME}\", template: gateway}\n", nil)
+	for _, p := range []string{"coder", "plain"} {
+		if err := os.MkdirAll(filepath.Join(f.Home, "profiles", p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(f.Home, "profiles", "coder", "config.yaml"), []byte("agent:\n  restart_drain_timeout: 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ template, instance, want string }{
+		{"gateway", "coder", "stop_timeout: 50s\n"},
+		{"gateway", "plain", ""},
+		{"other", "coder", ""},
+	} {
+		name := tc.template + "-" + tc.instance
+		f.Expect(control.Request{Verb: control.VerbRegister, Template: tc.template, Instance: tc.instance, Down: true}, 0, "")
+		b, err := os.ReadFile(filepath.Join(f.Scandir, name, "service.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); tc.want != "" && !strings.Contains(got, tc.want) || tc.want == "" && strings.Contains(got, "stop_timeout") {
+			t.Errorf("%s's service.yaml:\n%s\nwant %q", name, got, tc.want)
+		}
+	}
 }
