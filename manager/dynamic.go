@@ -13,6 +13,7 @@ import (
 	"hinit/s6dir"
 	"hinit/scandir"
 	"hinit/supervise"
+	"hinit/svcname"
 )
 
 // dynamic turns scandir events into services (SPEC §3, §4). One goroutine
@@ -202,7 +203,17 @@ func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
 
 // notedStatus shows a dir that is not a service as a service down.
 func notedStatus(name, why string) supervise.Status {
-	return supervise.Status{Name: name, State: supervise.StateDown, Want: supervise.WantDown, Reason: why, Source: config.SourceScandir}
+	return supervise.Status{Name: shown(name), State: supervise.StateDown, Want: supervise.WantDown, Reason: why, Source: config.SourceScandir}
+}
+
+// shown is name as status shows it. A name the name rule refuses (one the
+// watcher ignores) is quoted and cut, so no byte the hermes user chose, an
+// escape sequence or a newline forging a row, reaches a terminal raw.
+func shown(name string) string {
+	if svcname.Check(name) != nil {
+		return svcname.Quote(name)
+	}
+	return name
 }
 
 // noted lists the dirs that are not services, as statuses.

@@ -227,3 +227,26 @@ func TestRegisterGatewayDrainStopTimeout(t *testing.T) {
 		}
 	}
 }
+
+// An ignored entry whose name breaks the name rule is listed quoted: an
+// escape sequence or a newline in it never reaches root's terminal raw.
+func TestIgnoredBadNameIsQuoted(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	name := "x\x1b[2J\nfake  up"
+	if err := os.WriteFile(filepath.Join(f.Scandir, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var row *control.Status
+	testprog.WaitFor(t, 5*time.Second, "the entry listed", func() bool {
+		for _, st := range f.Do(control.Request{Verb: control.VerbStatus}).Services {
+			if strings.HasPrefix(st.Reason, "ignored: ") {
+				row = &st
+				return true
+			}
+		}
+		return false
+	})
+	if want := `"x\x1b[2J\nfake  up"`; row.Name != want || strings.ContainsAny(row.Reason, "\x1b\n") {
+		t.Fatalf("row %q reason %q; want name %s and no raw control bytes", row.Name, row.Reason, want)
+	}
+}

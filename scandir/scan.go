@@ -144,12 +144,12 @@ func (w *Watcher) look(name string) (e *Entry, why string) {
 		w.unwatch(name)
 		delete(w.warned, name)
 		return nil, ""
+	case svcname.Check(name) != nil:
+		// Before anything that would put the name in a message raw: the
+		// name rule's error quotes it.
+		why = svcname.Check(name).Error()
 	case err != nil:
 		why = "cannot stat it: " + err.Error()
-	case svcname.Check(name) != nil:
-		// Names starting with '.' never are valid, which is what makes a
-		// writer's temporary dir invisible.
-		why = svcname.Check(name).Error()
 	case fi.Mode()&fs.ModeSymlink != 0:
 		why = "a symlink, never followed; rename a real dir into place"
 	case !fi.IsDir():
