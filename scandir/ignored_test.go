@@ -91,7 +91,14 @@ func TestIgnoredNamesAreCapped(t *testing.T) {
 	if got := h.logs.count("scandir: ignoring entry: a symlink"); got != 2 {
 		t.Fatalf("%d per-name warnings, want 2:\n%s", got, h.logs)
 	}
-	if got := h.logs.count("3 more ignored entries are not listed"); got != 1 {
-		t.Fatalf("summary logged %d times, want 1:\n%s", got, h.logs)
+	if got := h.logs.count("3 more ignored entries are not listed"); got != 1 || h.logs.count("level=WARN") != 3 {
+		t.Fatalf("summary logged %d times, want 1 and 3 warnings in all:\n%s", got, h.logs)
+	}
+	// Between rescans, the first name left out is logged, and no other.
+	must(t, os.Symlink("/", filepath.Join(h.dir, "l6")))
+	must(t, os.Symlink("/", filepath.Join(h.dir, "l7")))
+	h.barrier()
+	if got := h.logs.count("more than 2 entries are ignored"); got != 1 {
+		t.Fatalf("%d lines for names left out between rescans, want 1:\n%s", got, h.logs)
 	}
 }

@@ -23,7 +23,7 @@ import (
 // overflow recovery and the safety rescan.
 func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	w.lastScan = time.Now()
-	w.over, w.overSaid = 0, false
+	w.over, w.overSaid = 0, true // the count is logged once, at the end
 	dirty := map[string]bool{}
 	names, err := readNames(w.dir)
 	if err != nil {
@@ -51,6 +51,7 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 		return false
 	}
 	w.sayOver()
+	w.overSaid = false
 	return true
 }
 
