@@ -13,11 +13,14 @@ import (
 	"hinit/s6dir"
 	"hinit/scandir"
 	"hinit/supervise"
+	"hinit/svcname"
 )
 
 // dynamic turns scandir events into services (SPEC §3, §4). One goroutine
 // applies the events in order; notes holds what status must show about dirs
-// that are not running: refused over services_max, or broken.
+// that are not running: refused over services_max, broken, or ignored by
+// the watcher (a symlink, not a dir, a bad name: at most services_max of
+// those, the watcher's bound).
 type dynamic struct {
 	m *Manager
 
@@ -83,6 +86,11 @@ func (d *dynamic) apply(ev scandir.Event) {
 			g.Remove(ev.Name, true)
 		}
 		d.note(ev.Name, fmt.Sprintf("refused: more than %d services (services_max)", d.m.cfg.ServicesMax))
+	case ev.Ignored != "":
+		if existing != nil { // the watcher removes it first; never run what is not a dir
+			g.Remove(ev.Name, true)
+		}
+		d.note(ev.Name, "ignored: "+ev.Ignored)
 	case ev.Entry == nil:
 		d.note(ev.Name, "")
 		if existing != nil {
@@ -195,7 +203,17 @@ func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
 
 // notedStatus shows a dir that is not a service as a service down.
 func notedStatus(name, why string) supervise.Status {
-	return supervise.Status{Name: name, State: supervise.StateDown, Want: supervise.WantDown, Reason: why, Source: config.SourceScandir}
+	return supervise.Status{Name: shown(name), State: supervise.StateDown, Want: supervise.WantDown, Reason: why, Source: config.SourceScandir}
+}
+
+// shown is name as status shows it. A name the name rule refuses (one the
+// watcher ignores) is quoted and cut, so no byte the hermes user chose, an
+// escape sequence or a newline forging a row, reaches a terminal raw.
+func shown(name string) string {
+	if svcname.Check(name) != nil {
+		return svcname.Quote(name)
+	}
+	return name
 }
 
 // noted lists the dirs that are not services, as statuses.

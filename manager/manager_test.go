@@ -3,6 +3,7 @@ package manager_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,5 +146,107 @@ func TestBrokenDirIsAddressable(t *testing.T) {
 	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"broken"}}, 0, "")
 	if _, err := os.Lstat(filepath.Join(f.Scandir, "broken")); !os.IsNotExist(err) {
 		t.Errorf("the broken dir is still there after unregister: %v", err)
+	}
+}
+
+// Entries the scandir watcher ignores (a symlink in place of a dir, a
+// file) show in status NAME and the full table as a row down with the
+// reason; start says what is wrong; unregister removes the entry itself,
+// never what a symlink points to (issue 14 item 5).
+func TestIgnoredEntryIsAddressable(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	target := t.TempDir()
+	if err := os.WriteFile(filepath.Join(target, "service.yaml"), []byte("command: [true]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(f.Scandir, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.Scandir, "plain"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "both noted", func() bool { return f.Status("linked") != nil && f.Status("plain") != nil })
+	want := map[string]string{
+		"linked": "ignored: a symlink, never followed; rename a real dir into place",
+		"plain":  "ignored: not a directory",
+	}
+	rows := map[string]control.Status{}
+	for _, st := range f.Expect(control.Request{Verb: control.VerbStatus}, 0, "").Services {
+		rows[st.Name] = st
+	}
+	for name, why := range want {
+		st := f.Status(name)
+		if st.State != "down" || st.Source != "scandir" || st.Reason != why {
+			t.Errorf("status %s: %+v, want down from scandir: %s", name, st, why)
+		}
+		if rows[name] != *st {
+			t.Errorf("table row %s: %+v, want %+v", name, rows[name], *st)
+		}
+		f.Expect(control.Request{Verb: control.VerbStart, Names: []string{name}}, control.CodeFailed,
+			name+": its scandir dir is not a service: "+why+"; fix it, or remove it with hsvc unregister "+name)
+	}
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"linked"}}, 0, "")
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "linked")); !os.IsNotExist(err) {
+		t.Errorf("the symlink is still there after unregister: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(target, "service.yaml")); err != nil {
+		t.Errorf("unregister reached through the symlink: %v", err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "linked forgotten", func() bool { return f.Status("linked") == nil })
+}
+
+// A gateway registered at run time gets the stop timeout the boot
+// reconcile would give it: its profile's drain budget (config.yaml's
+// agent.restart_drain_timeout) plus 30 s (issue 13); another template's
+// instance keeps its template's.
+func TestRegisterGatewayDrainStopTimeout(t *testing.T) {
+	f := mt.Start(t, "templates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv+
+		"  other:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv+
+		"reconcile: {home: \"${HERMES_HOME}\", template: gateway}\n", nil)
+	for _, p := range []string{"coder", "plain"} {
+		if err := os.MkdirAll(filepath.Join(f.Home, "profiles", p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(f.Home, "profiles", "coder", "config.yaml"), []byte("agent:\n  restart_drain_timeout: 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ template, instance, want string }{
+		{"gateway", "coder", "stop_timeout: 50s\n"},
+		{"gateway", "plain", ""},
+		{"other", "coder", ""},
+	} {
+		name := tc.template + "-" + tc.instance
+		f.Expect(control.Request{Verb: control.VerbRegister, Template: tc.template, Instance: tc.instance, Down: true}, 0, "")
+		b, err := os.ReadFile(filepath.Join(f.Scandir, name, "service.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); tc.want != "" && !strings.Contains(got, tc.want) || tc.want == "" && strings.Contains(got, "stop_timeout") {
+			t.Errorf("%s's service.yaml:\n%s\nwant %q", name, got, tc.want)
+		}
+	}
+}
+
+// An ignored entry whose name breaks the name rule is listed quoted: an
+// escape sequence or a newline in it never reaches root's terminal raw.
+func TestIgnoredBadNameIsQuoted(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	name := "x\x1b[2J\nfake  up"
+	if err := os.WriteFile(filepath.Join(f.Scandir, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var row *control.Status
+	testprog.WaitFor(t, 5*time.Second, "the entry listed", func() bool {
+		for _, st := range f.Do(control.Request{Verb: control.VerbStatus}).Services {
+			if strings.HasPrefix(st.Reason, "ignored: ") {
+				row = &st
+				return true
+			}
+		}
+		return false
+	})
+	if want := `"x\x1b[2J\nfake  up"`; row.Name != want || strings.ContainsAny(row.Reason, "\x1b\n") {
+		t.Fatalf("row %q reason %q; want name %s and no raw control bytes", row.Name, row.Reason, want)
 	}
 }

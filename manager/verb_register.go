@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -31,18 +32,40 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if m.group.Get(name) != nil {
 		return control.Errorf(control.CodeFailed, "%s is already registered", name)
 	}
+	slot := reconcile.Slot{Template: req.Template, Instance: req.Instance, Down: req.Down, Env: req.Env}
 	err := m.asUser(func() error {
-		return reconcile.Publish(m.scandir, req.Template, req.Instance, req.Down, req.Env)
+		slot.StopTimeout = m.gatewayStopTimeout(req)
+		return reconcile.PublishSlot(m.scandir, slot)
 	})
 	if err != nil {
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}
+	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout})
 	if resp := m.waitMember(ctx, name, true); resp != nil {
 		return resp
 	}
 	resp := control.OK()
 	resp.Names = []string{name}
 	return resp
+}
+
+// gatewayStopTimeout is the stop timeout of a gateway instance registered
+// at run time, as the boot reconcile gives it (reconcile.SlotStopTimeout):
+// its profile's drain budget from the container environment of now, with
+// the instance's own env over it. 0 (the template's) for any other template
+// or when no reconcile is configured (no $HERMES_HOME to read). Run it as
+// the image's user.
+func (m *Manager) gatewayStopTimeout(req *control.Request) time.Duration {
+	if m.gw.rc == nil || req.Template != m.gw.template() {
+		return 0
+	}
+	env := maps.Clone(m.environ()) // never the caller's map
+	maps.Copy(env, req.Env)
+	d, err := reconcile.SlotStopTimeout(m.gw.home().ProfileDir(req.Instance), env)
+	if err != nil {
+		m.log.Warn("register: "+err.Error(), "profile", req.Instance)
+	}
+	return d
 }
 
 // unregister stops a dynamic service (writing its planned-stop marker),
@@ -80,9 +103,9 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	}
 }
 
-// unregisterAny unregisters a service, or removes a scandir dir that is
-// none (its definition is broken or refused), which the watcher then
-// forgets.
+// unregisterAny unregisters a service, or removes a scandir entry that is
+// none (its definition is broken or refused, or the watcher ignores it: a
+// symlink, a file), which the watcher then forgets.
 func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
 	name := req.Names[0]
 	if m.group.Get(name) == nil && m.dyn.why(name) != "" {

@@ -105,7 +105,8 @@ func toControl(st supervise.Status) control.Status {
 }
 
 // noService answers a name that is no service; a scandir dir that is not
-// one (refused, broken, being removed) is named with what is wrong with it.
+// one (refused, broken, ignored, being removed) is named with what is wrong
+// with it.
 func (m *Manager) noService(name string) *control.Response {
 	if why := m.dyn.why(name); why != "" {
 		return control.Errorf(control.CodeFailed, "%s: its scandir dir is not a service: %s; fix it, or remove it with hsvc unregister %s", name, why, name)

@@ -116,6 +116,20 @@ func StopTimeout(drain time.Duration) time.Duration {
 	return drain + DrainMargin
 }
 
+// SlotStopTimeout is the stop timeout of the gateway slot of the profile in
+// profileDir, env being the environment the gateway will see:
+// StopTimeout(DrainTimeout(env[EnvDrain], its config.yaml)). The boot
+// reconcile and a run-time register both ask it. Call it with the image
+// user's rights (it reads a hermes-owned file). When config.yaml cannot be
+// read, err says so and the timeout comes from env alone.
+func SlotStopTimeout(profileDir string, env map[string]string) (time.Duration, error) {
+	cfg, err := readConfig(profileDir)
+	if err != nil {
+		err = fmt.Errorf("%w: drain budget taken from %s alone", err, EnvDrain)
+	}
+	return StopTimeout(DrainTimeout(env[EnvDrain], cfg)), err
+}
+
 // readConfig reads dir/config.yaml without following a symlink anywhere in
 // its path or blocking on a FIFO; a missing file is empty, anything else
 // that cannot be read is an error naming the file.

@@ -84,11 +84,10 @@ func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	cfg, err := readConfig(p.dir)
+	a.StopTimeout, err = SlotStopTimeout(p.dir, opts.Env)
 	if err != nil {
-		opts.Logger.Warn("reconcile: "+err.Error()+": drain budget taken from "+EnvDrain+" alone", "profile", p.name)
+		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	a.StopTimeout = StopTimeout(DrainTimeout(opts.Env[EnvDrain], cfg))
 	err = PublishSlot(opts.Scandir, Slot{Template: opts.Template, Instance: p.name, Down: !a.Start, StopTimeout: a.StopTimeout})
 	switch {
 	case errors.Is(err, ErrExists):

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/errcap"
 	"hinit/svcname"
 )
 
@@ -22,6 +23,7 @@ import (
 // overflow recovery and the safety rescan.
 func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	w.lastScan = time.Now()
+	w.over, w.overSaid = 0, true // the count is logged once, at the end
 	dirty := map[string]bool{}
 	names, err := readNames(w.dir)
 	if err != nil {
@@ -36,13 +38,21 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	for n := range w.warned {
 		dirty[n] = true
 	}
+	for n := range w.ignored {
+		dirty[n] = true
+	}
 	for n := range w.book.accepted {
 		dirty[n] = true
 	}
 	for n := range w.book.refused {
 		dirty[n] = true
 	}
-	return w.update(ctx, out, dirty)
+	if !w.update(ctx, out, dirty) {
+		return false
+	}
+	w.sayOver()
+	w.overSaid = false
+	return true
 }
 
 func readNames(dir string) ([]string, error) {
@@ -82,9 +92,11 @@ func (w *Watcher) update(ctx context.Context, out chan<- Event, dirty map[string
 // over services_max gets the slot a later batch frees.
 func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []string) bool {
 	found := make(map[string]*Entry, len(names))
+	why := make(map[string]string, len(names))
 	for _, n := range names {
-		found[n] = w.look(n)
+		found[n], why[n] = w.look(n)
 	}
+	cleared, ignored := w.noteIgnored(names, why)
 	evs, refused := w.book.apply(found)
 	for _, n := range refused {
 		w.log.Warn(fmt.Sprintf("scandir: refusing %s: more than %d services (services_max)", n, w.max), "svc", n)
@@ -94,7 +106,9 @@ func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []stri
 			evs[i] = w.reread(e.Name)
 		}
 	}
-	for _, ev := range evs {
+	// A name no longer ignored is cleared before what it is now; one newly
+	// ignored is reported after its removal as a service.
+	for _, ev := range slices.Concat(cleared, evs, ignored) {
 		if !send(ctx, out, ev) {
 			return false
 		}
@@ -106,7 +120,7 @@ func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []stri
 // records what it read. A dir gone since is reported gone: the book keeps
 // its slot until the dir's own event says so, which frees it.
 func (w *Watcher) reread(name string) Event {
-	e := w.look(name)
+	e, _ := w.look(name) // a dir ignored since: its own event follows
 	if e == nil {
 		return Event{Name: name}
 	}
@@ -115,11 +129,14 @@ func (w *Watcher) reread(name string) Event {
 }
 
 // look classifies one name of the scandir and returns its Entry, or nil when
-// there is nothing to run there: gone, ignored, or no service.yaml yet. It
-// keeps the name's watch and warnings in step with what it finds.
-func (w *Watcher) look(name string) *Entry {
+// there is nothing to run there: gone, ignored, or no service.yaml yet. why
+// says why an entry that is there is ignored (Event.Ignored); it is "" for
+// a dot name, which is a writer's temporary dir. It keeps the name's watch
+// in step with what it finds. It never follows a symlink nor opens anything
+// but a dir (O_NOFOLLOW).
+func (w *Watcher) look(name string) (e *Entry, why string) {
 	if name == "" || strings.HasPrefix(name, ".") {
-		return nil
+		return nil, ""
 	}
 	path := filepath.Join(w.dir, name)
 	fi, err := os.Lstat(path)
@@ -127,44 +144,44 @@ func (w *Watcher) look(name string) *Entry {
 	case errors.Is(err, fs.ErrNotExist):
 		w.unwatch(name)
 		delete(w.warned, name)
-		return nil
-	case err != nil:
-		w.warnOnce(name, "scandir: ignoring entry: cannot stat it", "err", err)
+		return nil, ""
 	case svcname.Check(name) != nil:
-		// Names starting with '.' never are valid, which is what makes a
-		// writer's temporary dir invisible.
-		w.warnOnce(name, "scandir: ignoring entry: "+svcname.Check(name).Error())
+		// Before anything that would put the name in a message raw: the
+		// name rule's error quotes it.
+		why = svcname.Check(name).Error()
+	case err != nil:
+		why = "cannot stat it: " + err.Error()
 	case fi.Mode()&fs.ModeSymlink != 0:
-		w.warnOnce(name, "scandir: ignoring entry: a symlink, never followed; rename a real dir into place")
+		why = "a symlink, never followed; rename a real dir into place"
 	case !fi.IsDir():
-		w.warnOnce(name, "scandir: ignoring entry: not a directory")
+		why = "not a directory"
 	default:
 		return w.lookDir(name, path)
 	}
 	w.unwatch(name)
-	return nil
+	return nil, errcap.Text(why, errcap.Max)
 }
 
 // lookDir watches a service dir, then reads it: in this order, so a
 // service.yaml written between the two is seen by one or the other.
-func (w *Watcher) lookDir(name, path string) *Entry {
+func (w *Watcher) lookDir(name, path string) (*Entry, string) {
 	werr := w.watch(name, path)
 	if errors.Is(werr, unix.ENOENT) || errors.Is(werr, unix.ENOTDIR) {
-		return nil // removed or replaced since the lstat; its event follows
+		return nil, "" // removed or replaced since the lstat; its event follows
 	}
 	e, ok, err := readEntry(name, path, w.S6)
 	switch {
 	case err != nil:
-		w.warnOnce(name, "scandir: ignoring service dir: cannot open it", "err", err)
+		return nil, errcap.Text("cannot open it: "+err.Error(), errcap.Max)
 	case werr != nil:
 		w.warnOnce(name, "scandir: cannot watch service dir; its changes are seen at the next rescan", "err", werr)
 	default:
 		delete(w.warned, name)
 	}
-	if err != nil || !ok {
-		return nil
+	if !ok {
+		return nil, ""
 	}
-	return &e
+	return &e, ""
 }
 
 // warnOnce logs msg for name unless it was the last thing said about name.

@@ -26,7 +26,9 @@
 //
 // Limits. More than max service dirs: the dirs already accepted stay accepted
 // while they exist; free slots go to waiting names in sorted order; the rest
-// are refused (Event.Refused), logged once per name. An idle Watcher does not
+// are refused (Event.Refused), logged once per name. Entries ignored (not a
+// service dir, or a name the name rule refuses) are reported too
+// (Event.Ignored), at most max of them; the rest are counted in the log. An idle Watcher does not
 // wake up, except for the optional safety rescan (Watcher.SafetyRescan).
 //
 // It uses golang.org/x/sys/unix inotify directly rather than fsnotify: fsnotify
@@ -125,7 +127,10 @@ func errText(err error) string {
 //
 //	Entry != nil  the service is wanted with this definition (new or changed)
 //	Refused       the dir is there but over services_max: do not run it
-//	neither       the service is gone: stop and forget it
+//	Ignored != "" the entry is there but is no service dir (a symlink, not a
+//	              dir, a name the name rule refuses, one that cannot be
+//	              stat'ed or opened): why, at most errcap.Max bytes
+//	none          the service is gone: stop and forget it
 //
 // One Event has Synced set and an empty Name: it follows the first scan, once
 // every service present when Run started has been reported.
@@ -133,5 +138,6 @@ type Event struct {
 	Name    string
 	Entry   *Entry
 	Refused bool
+	Ignored string
 	Synced  bool
 }

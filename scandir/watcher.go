@@ -25,13 +25,21 @@ type Watcher struct {
 	// servicedir (compat: s6-overlay, SPEC §8). Set it before Run.
 	S6 bool
 
-	in       *inotify
-	rootWd   int32
-	wds      map[int32]string // watch descriptor -> service dir name
-	watched  map[string]int32 // service dir name -> watch descriptor; mirrors wds
-	warned   map[string]string
-	book     *book
-	lastScan time.Time
+	in      *inotify
+	rootWd  int32
+	wds     map[int32]string // watch descriptor -> service dir name
+	watched map[string]int32 // service dir name -> watch descriptor; mirrors wds
+	warned  map[string]string
+	book    *book
+	// ignored holds, for at most max names, why each is ignored, as last
+	// sent (Event.Ignored); over counts the ignored names left out since
+	// the last rescan began, overLogged the count last logged, overSaid
+	// whether one was logged since (noteIgnored).
+	ignored    map[string]string
+	over       int
+	overLogged int
+	overSaid   bool
+	lastScan   time.Time
 }
 
 // New returns a Watcher of dir that accepts at most max services (SPEC
@@ -45,6 +53,7 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		wds:          map[int32]string{},
 		watched:      map[string]int32{},
 		warned:       map[string]string{},
+		ignored:      map[string]string{},
 		book:         newBook(max),
 	}
 }

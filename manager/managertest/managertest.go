@@ -44,6 +44,7 @@ type Fixture struct {
 	t       testing.TB
 	M       *manager.Manager
 	Scandir string
+	Home    string          // $HERMES_HOME of the services' environment; not created
 	Sock    string          // the control socket
 	Logged  testprog.Buffer // the manager's log lines
 
@@ -58,7 +59,8 @@ type Fixture struct {
 func Start(t testing.TB, cfg string, wrap func(control.Handler) control.Handler) *Fixture {
 	t.Helper()
 	dir := t.TempDir()
-	f := &Fixture{t: t, Scandir: filepath.Join(dir, "service"), Sock: filepath.Join(dir, control.SocketName)}
+	f := &Fixture{t: t, Scandir: filepath.Join(dir, "service"), Home: filepath.Join(dir, "home"),
+		Sock: filepath.Join(dir, control.SocketName)}
 	if err := os.Mkdir(f.Scandir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func Start(t testing.TB, cfg string, wrap func(control.Handler) control.Handler)
 	ctx, cancel := context.WithCancel(context.Background())
 	rp := reaper.New(log)
 	go rp.Run(ctx)
-	env := map[string]string{"PATH": os.Getenv("PATH"), "HINIT_TESTPROG": "1", "HERMES_HOME": filepath.Join(dir, "home")}
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HINIT_TESTPROG": "1", "HERMES_HOME": f.Home}
 	f.M = manager.New(ctx, manager.Options{Config: c, Scandir: f.Scandir, Spawner: rp, Log: log,
 		Environ:         func() map[string]string { return env },
 		RequestShutdown: f.requestShutdown,
