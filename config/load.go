@@ -42,6 +42,9 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
+	if why := writableByOthers(path); why != "" {
+		return nil, fmt.Errorf("read config: %s %s", path, why)
+	}
 	d, c := parseMain(path, data)
 	decoders := []*decoder{d}
 	seen := newNames(c)
@@ -90,9 +93,11 @@ func dropIns(dir string) ([]string, error) {
 	return out, nil
 }
 
-// unsafeOwner says why path may not hold configuration: it is writable by
-// others, or owned by a user other than root and the caller; "" when it may.
-func unsafeOwner(path string) string {
+// writableByOthers says why path may not hold configuration that root
+// runs (the trust rule of package trust, for files root reads): it is
+// writable by others, or owned by root and writable by its group; "" when
+// neither.
+func writableByOthers(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err.Error()
@@ -101,6 +106,24 @@ func unsafeOwner(path string) string {
 	switch {
 	case fi.Mode().Perm()&0o002 != 0:
 		return fmt.Sprintf("is writable by others (chmod o-w %s)", path)
+	case st.Uid == 0 && fi.Mode().Perm()&0o020 != 0:
+		return fmt.Sprintf("is owned by root but writable by its group (chmod g-w %s)", path)
+	}
+	return ""
+}
+
+// unsafeOwner says why path may not hold a drop-in: writableByOthers, or
+// owned by a user other than root and the caller; "" when it may.
+func unsafeOwner(path string) string {
+	if why := writableByOthers(path); why != "" {
+		return why
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err.Error()
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	switch {
 	case st.Uid != 0 && int(st.Uid) != os.Geteuid():
 		return fmt.Sprintf("is owned by uid %d, expected root", st.Uid)
 	case !fi.IsDir() && !fi.Mode().IsRegular():

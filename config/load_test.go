@@ -111,4 +111,25 @@ func TestLoadDropInRefusals(t *testing.T) {
 	}
 	_, err = Load(path)
 	checkProblems(t, err, []string{x + ": refused: it is writable by others (chmod o-w " + x + ")"})
+	if os.Geteuid() != 0 {
+		return // the group rule is about root-owned files
+	}
+	// Root-owned but writable by its group (root:hermes 0664): whoever is
+	// in the group could add a boot hook that runs as root.
+	if err := os.Chmod(x, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(path)
+	checkProblems(t, err, []string{x + ": refused: it is owned by root but writable by its group (chmod g-w " + x + ")"})
+	if err := os.Chmod(x, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(dir, "hinit.yaml")
+	if err := os.Chmod(main, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	want = "read config: " + main + " is owned by root but writable by its group (chmod g-w " + main + ")"
+	if _, err = Load(path); err == nil || err.Error() != want {
+		t.Errorf("group-writable hinit.yaml: %v, want %q", err, want)
+	}
 }

@@ -10,9 +10,10 @@ import (
 // Where hinit's configuration is, and the variables that ask a hinit
 // without one for more than the bare mode.
 const (
-	ConfigEnv     = "HINIT_CONFIG"
-	DefaultConfig = "/etc/hinit/hinit.yaml"
-	ScandirEnv    = "HINIT_SCANDIR"
+	ConfigEnv      = "HINIT_CONFIG"
+	DefaultConfig  = "/etc/hinit/hinit.yaml"
+	ScandirEnv     = "HINIT_SCANDIR"
+	DefaultScandir = "/run/service"
 )
 
 // Bare reports whether a hinit started with this environment runs in its

@@ -215,7 +215,11 @@ func ExitCode(err error) int {
 func (p Program) StartError(cmd *Cmd, err error) error {
 	if dir := cmd.Attr.Dir; dir != "" && (errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR)) {
 		if derr := p.enter(dir); derr != nil {
-			return fmt.Errorf("workdir %s: user %s cannot enter it: %w", dir, p.User.Name, derr)
+			who := "hinit's own user"
+			if p.User != nil {
+				who = "user " + p.User.Name
+			}
+			return fmt.Errorf("workdir %s: %s cannot enter it: %w", dir, who, derr)
 		}
 	}
 	return fmt.Errorf("exec %s: %w", p.Argv[0], err)

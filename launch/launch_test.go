@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 
 	"hinit/account"
@@ -74,5 +75,22 @@ func TestBuild(t *testing.T) {
 	}
 	if !errors.Is(func() error { _, err := LookPath("nope", env); return err }(), ErrNotFound) {
 		t.Error("LookPath of a missing command does not match ErrNotFound")
+	}
+}
+
+// StartError blames a working dir the program cannot enter, also for a
+// program without an account of its own (main of a non-root hinit): that
+// used to dereference the nil account and panic PID 1.
+func TestStartErrorWithoutUser(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone")
+	p := Program{Argv: []string{"/bin/true"}, Workdir: gone}
+	cmd := &Cmd{Path: "/bin/true", Argv: p.Argv, Attr: &syscall.ProcAttr{Dir: gone}}
+	err := p.StartError(cmd, syscall.ENOENT)
+	want := "workdir " + gone + ": hinit's own user cannot enter it: no such file or directory"
+	if err == nil || err.Error() != want {
+		t.Errorf("StartError = %v, want %q", err, want)
+	}
+	if code := ExitCode(err); code != 127 {
+		t.Errorf("ExitCode = %d, want 127", code)
 	}
 }

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"hinit/config"
+	"hinit/signame"
 )
 
 // options are tini's flags and variables (SPEC §7), read the same way
@@ -123,8 +122,8 @@ func (o *options) value(flag byte, val string) error {
 		o.expect[n] = true
 		return nil
 	}
-	s := unix.SignalNum(val)
-	if s == 0 || !strings.HasPrefix(val, "SIG") {
+	s, err := signame.Parse(val)
+	if err != nil || !strings.HasPrefix(val, "SIG") { // tini takes names only, SIG included
 		return fmt.Errorf("%w: -p %s: want a signal name like SIGKILL or SIGUSR1", errUsage, val)
 	}
 	o.pdeath = s

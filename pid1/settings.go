@@ -11,11 +11,12 @@ import (
 	"hinit/control"
 )
 
-// Defaults of the settings environment variables may override.
+// Defaults of the settings environment variables may override; the paths
+// are the protocol's (package control), which hsvc reads too.
 const (
-	DefaultConfig          = "/etc/hinit/hinit.yaml"
-	DefaultRuntimeDir      = "/run/hinit"
-	DefaultScandir         = "/run/service"
+	DefaultConfig          = control.DefaultConfig
+	DefaultRuntimeDir      = control.DefaultRuntimeDir
+	DefaultScandir         = control.DefaultScandir
 	DefaultShutdownTimeout = 8 * time.Second
 )
 

@@ -148,7 +148,7 @@ func (e *env) isStatic(dir string) bool {
 }
 
 // defaultScandir is hinit's scandir unless HINIT_SCANDIR says otherwise.
-const defaultScandir = "/run/service"
+const defaultScandir = control.DefaultScandir
 
 // errText is err as s6 prints it: the C library's message, capitalised.
 func errText(err error) string {
