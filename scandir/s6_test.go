@@ -48,3 +48,34 @@ func TestS6DirIgnoredWithoutCompat(t *testing.T) {
 		t.Fatalf("s6 dir reported without S6: %+v", e)
 	}
 }
+
+// An s6 dir's programs are executed by path through the scandir, so its
+// owner can swap a root-owned dir for its own between the read and the
+// start: in a scandir owned by a non-root uid, a root-owned s6 dir runs as
+// that uid; in a root-owned 0755 scandir it keeps root's verdict.
+func TestS6DirTrustFollowsScandirOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make root- and user-owned dirs")
+	}
+	for _, tc := range []struct {
+		name string
+		uid  int
+	}{{"scandir of uid 10000", 10000}, {"root scandir 0755", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			must(t, os.Chmod(dir, 0o755))
+			must(t, os.Chown(dir, tc.uid, tc.uid))
+			h := start(t, dir, 1000, func(w *Watcher) { w.S6 = true })
+			installS6(t, h, "svc")
+			e := h.waitEntry("svc", func(*Entry) bool { return true })
+			switch {
+			case e.Err != nil || e.Trust.Refused != nil:
+				t.Fatalf("entry err %v, trust %+v", e.Err, e.Trust)
+			case tc.uid == 0 && !e.Trust.Root:
+				t.Fatalf("trust %+v, want root", e.Trust)
+			case tc.uid != 0 && (e.Trust.Root || e.Trust.UID != tc.uid || e.Trust.GID != tc.uid):
+				t.Fatalf("trust %+v, want %d:%d", e.Trust, tc.uid, tc.uid)
+			}
+		})
+	}
+}
