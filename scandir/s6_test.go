@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // installS6 renames an s6 servicedir (run, a supervise/ skeleton with its
@@ -78,4 +79,28 @@ func TestS6DirTrustFollowsScandirOwner(t *testing.T) {
 			}
 		})
 	}
+}
+
+// With S6, a dir made the ordinary way (mkdir, write run, chmod +x) is
+// reported at once, and so are later changes to its control files, with
+// no rescan: the safety rescan is off here.
+func TestS6DirMadeInPlace(t *testing.T) {
+	h := start(t, "", 1000, func(w *Watcher) { w.S6 = true; w.SafetyRescan = 0 })
+	dir := filepath.Join(h.dir, "svc")
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o644))
+	must(t, os.Chmod(filepath.Join(dir, "run"), 0o755))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && !e.S6.Finish })
+	must(t, os.WriteFile(filepath.Join(dir, "finish"), []byte("#!/bin/sh\n"), 0o755))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && e.S6.Finish })
+	must(t, os.WriteFile(filepath.Join(dir, "notification-fd"), []byte("3\n"), 0o644))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && e.S6.NotificationFD == 3 })
+	must(t, os.WriteFile(filepath.Join(dir, "down-signal"), []byte("SIGHUP\n"), 0o644))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && e.S6.DownSignal != "" })
+	must(t, os.WriteFile(filepath.Join(dir, "timeout-kill"), []byte("2500\n"), 0o644))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && e.S6.TimeoutKill == 2500*time.Millisecond })
+	must(t, os.Mkdir(filepath.Join(dir, ".log.tmp"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, ".log.tmp", "run"), []byte("#!/bin/sh\n"), 0o755))
+	must(t, os.Rename(filepath.Join(dir, ".log.tmp"), filepath.Join(dir, "log")))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && e.S6.Log })
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -141,7 +142,9 @@ func (w *Watcher) note(evs []rawEvent) (dirty map[string]bool, overflow bool, er
 
 // noteService handles an event from a service dir's own watch. A created
 // service.yaml is skipped: its writer's close (IN_CLOSE_WRITE) follows, and
-// reading it before would see it empty.
+// reading it before would see it empty. With S6, every other name counts
+// too (run made executable, finish, notification-fd, log...), but for
+// what hinit never reads: supervise/, event/ and dot names.
 func (w *Watcher) noteService(ev rawEvent, dirty map[string]bool) {
 	name, ok := w.wds[ev.wd]
 	switch {
@@ -152,9 +155,19 @@ func (w *Watcher) noteService(ev rawEvent, dirty map[string]bool) {
 		dirty[name] = true
 	case ev.name == "down":
 		dirty[name] = true
-	case ev.name == "service.yaml" && ev.mask&unix.IN_CREATE == 0:
+	case ev.name == "service.yaml":
+		if ev.mask&unix.IN_CREATE == 0 {
+			dirty[name] = true
+		}
+	case w.S6 && s6Name(ev.name):
 		dirty[name] = true
 	}
+}
+
+// s6Name reports whether a change to name in a service dir may change what
+// the dir says as an s6 servicedir.
+func s6Name(name string) bool {
+	return name != "" && name != "supervise" && name != "event" && !strings.HasPrefix(name, ".")
 }
 
 // send delivers ev unless ctx ends first.
