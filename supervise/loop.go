@@ -31,7 +31,9 @@ type runner struct {
 	lastExit *Exit
 	removing bool
 	fin      *finishRun // the finish program running after an exit, or nil
-	final    bool       // stopped for the container's shutdown: never starts again
+	// onceAfterFinish: a start for one run (-o) came while fin ran.
+	onceAfterFinish bool
+	final           bool // stopped for the container's shutdown: never starts again
 
 	timer    *time.Timer
 	timerFor timerKind
