@@ -73,6 +73,9 @@ func (r *runner) loop(ctx context.Context) {
 	defer close(r.done)
 	defer r.io.close()
 	for !(r.removing && r.proc == nil && r.fin == nil) {
+		if r.final && r.proc == nil && r.fin == nil {
+			r.io.closeOut() // stopped for good: its logger may read to the end
+		}
 		var exited, finished <-chan reaper.Status
 		var ready <-chan struct{}
 		var fired <-chan time.Time

@@ -202,3 +202,26 @@ func TestStartOnceDuringFinish(t *testing.T) {
 		t.Errorf("after the one run: %+v, want down and not restarted", end)
 	}
 }
+
+// At shutdown a service's logger is stopped after the service is gone, so
+// what the service writes while it stops (its last line on TERM) is logged.
+func TestShutdownLogsLastLine(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "current")
+	d := def("w", "trap-term")
+	d.Logger = def("w/log", "sleep", "inf")
+	d.Logger.Command = []string{"/bin/sh", "-c", "exec cat >>" + out}
+	f.add(d, true)
+	testprog.WaitFor(t, 10*time.Second, "ready logged", func() bool { return readFile(t, out) == "ready\n" })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.group.Shutdown(ctx, time.Now().Add(5*time.Second))
+	if got := readFile(t, out); got != "ready\nbye\n" {
+		t.Fatalf("the logger's file after shutdown is %q, want \"ready\\nbye\\n\"", got)
+	}
+	for _, name := range []string{"w", "w/log"} {
+		if st := f.group.Get(name).Status(); st.Running() {
+			t.Errorf("%s still runs after shutdown: %+v", name, st)
+		}
+	}
+}
