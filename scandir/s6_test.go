@@ -104,3 +104,19 @@ func TestS6DirMadeInPlace(t *testing.T) {
 	must(t, os.Rename(filepath.Join(dir, ".log.tmp"), filepath.Join(dir, "log")))
 	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && e.S6.Log })
 }
+
+// With S6, a log/run written into a registered dir's existing log/ is seen
+// at once (log/ has its own watch), and so is its removal.
+func TestS6LogRunInPlace(t *testing.T) {
+	h := start(t, "", 1000, func(w *Watcher) { w.S6 = true; w.SafetyRescan = 0 })
+	dir := installS6(t, h, "svc")
+	must(t, os.Mkdir(filepath.Join(dir, "log"), 0o755))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && !e.S6.Log })
+	h.barrier()
+	run := filepath.Join(dir, "log", "run")
+	must(t, os.WriteFile(run, []byte("#!/bin/sh\nexec cat\n"), 0o644))
+	must(t, os.Chmod(run, 0o755))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && e.S6.Log })
+	must(t, os.RemoveAll(filepath.Join(dir, "log")))
+	h.waitEntry("svc", func(e *Entry) bool { return e.S6 != nil && !e.S6.Log })
+}
