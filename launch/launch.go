@@ -163,6 +163,39 @@ func Credential(a *account.Account) *syscall.Credential {
 	return &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID), Groups: groups}
 }
 
+// Become switches the calling process, every thread of it, to a's
+// Credential, for a program it then starts with syscall.Exec (s6-setuidgid).
+// Its errors name the step: setgroups, setgid or setuid.
+func Become(a *account.Account) error {
+	c := Credential(a)
+	groups := make([]int, len(c.Groups))
+	for i, g := range c.Groups {
+		groups[i] = int(g)
+	}
+	if err := syscall.Setgroups(groups); err != nil {
+		return fmt.Errorf("setgroups: %w", err)
+	}
+	if err := syscall.Setgid(int(c.Gid)); err != nil {
+		return fmt.Errorf("setgid: %w", err)
+	}
+	if err := syscall.Setuid(int(c.Uid)); err != nil {
+		return fmt.Errorf("setuid: %w", err)
+	}
+	return nil
+}
+
+// ProcessEnv is the calling process's own environment as a map, for a
+// Program that keeps it (s6-setuidgid).
+func ProcessEnv() map[string]string {
+	m := make(map[string]string)
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
 // EnvList turns an environment map into sorted KEY=VALUE entries.
 func EnvList(m map[string]string) []string {
 	out := make([]string, 0, len(m))

@@ -250,3 +250,22 @@ func TestIgnoredBadNameIsQuoted(t *testing.T) {
 		t.Fatalf("row %q reason %q; want name %s and no raw control bytes", row.Name, row.Reason, want)
 	}
 }
+
+// A service started for one run wants down while it runs (s6's "want
+// down"), yet waiting for it to be up or ready must not give up on it
+// while it is starting: s6-svc -o -wU, s6-svwait -U, hsvc wait --ready.
+func TestWaitOnOnceStart(t *testing.T) {
+	f := mt.Start(t, `services:
+  slow:
+    command: `+prog("notify", "3", "400ms")+`
+    ready: {notify_fd: 3}
+    enabled: "false"
+    `+testEnv, nil)
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"slow"}, Once: true}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbWait, Names: []string{"slow"}, Until: control.UntilReady, Wait: "5s"}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbStop, Names: []string{"slow"}, Wait: "5s"}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"slow"}, Once: true, Wait: "5s"}, 0, "")
+	if st := f.State("slow"); st != "up" {
+		t.Fatalf("slow is %q after start --once --wait, want up", st)
+	}
+}

@@ -136,11 +136,13 @@ func reached(st supervise.Status, until string) bool {
 
 // hopeless reports whether a service waited on to come up has ended up
 // where it will stay without another request; for start and restart,
-// backing off counts too: it came up and fell.
+// backing off counts too: it came up and fell. Want down is hopeless only
+// once nothing runs: a service started for one run (s6-svc -o, start
+// --once) wants down while it starts and may still get up.
 func (w waiting) hopeless(st supervise.Status) bool {
 	if w.until == control.UntilDown {
 		return false
 	}
-	return st.Want == "down" || st.State == supervise.StateFailed || st.State == supervise.StateExited ||
+	return st.Want == "down" && !st.Running() || st.State == supervise.StateFailed || st.State == supervise.StateExited ||
 		w.started && st.State == supervise.StateBackoff
 }

@@ -69,7 +69,7 @@ func (h *hinit) containerEnv() map[string]string {
 // ${VAR} references are expanded against hinit's own environment (never
 // against each other, which would depend on map order).
 func (h *hinit) bootEnviron() map[string]string {
-	own := environ()
+	own := launch.ProcessEnv()
 	env := make(map[string]string, len(own)+len(h.set.cfg.Env))
 	for k, v := range own {
 		env[k] = v

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
 	"hinit/config"
@@ -86,18 +85,4 @@ func or(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// environ is hinit's own environment as a map.
-func environ() map[string]string {
-	m := make(map[string]string)
-	for _, kv := range os.Environ() {
-		for i := 0; i < len(kv); i++ {
-			if kv[i] == '=' {
-				m[kv[:i]] = kv[i+1:]
-				break
-			}
-		}
-	}
-	return m
 }

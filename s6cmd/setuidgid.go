@@ -1,18 +1,18 @@
 package s6cmd
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 
 	"hinit/account"
+	"hinit/launch"
 )
 
 // runSetuidgid is s6-setuidgid ACCOUNT PROG...: exec PROG with the uid, gid
-// and supplementary groups of ACCOUNT. A caller that already is ACCOUNT
-// (the hermes user) just execs, where s6 would fail on setgroups.
+// and supplementary groups of ACCOUNT, its environment untouched (as s6's).
+// A caller that already is ACCOUNT (the hermes user) just execs, where s6
+// would fail on setgroups. Who PROG runs as and how it is found are
+// package launch's, as for every program hinit starts.
 func runSetuidgid(e *env, args []string) int {
 	if len(args) < 2 {
 		return e.usage("username prog...")
@@ -23,47 +23,14 @@ func runSetuidgid(e *env, args []string) int {
 		return e.fatal(exitFalse, "unknown user: %s", args[0])
 	}
 	if os.Getuid() != acct.UID || os.Getuid() == 0 {
-		if err := setIDs(acct); err != nil {
+		if err := launch.Become(acct); err != nil {
 			e.prog = "s6-applyuidgid"
-			return e.fatal(exitSystem, "%s", err)
+			return e.fatal(exitSystem, "unable to %s", errText(err))
 		}
 	}
-	path, err := lookPath(args[1])
-	if err != nil {
-		return e.fatal(127, "unable to exec %s: %s", args[1], errText(err))
+	cmd, err := launch.Program{Argv: args[1:], Env: launch.ProcessEnv()}.Build()
+	if err == nil {
+		err = syscall.Exec(cmd.Path, cmd.Argv, cmd.Attr.Env)
 	}
-	err = syscall.Exec(path, args[1:], os.Environ())
-	code := 126
-	if err == syscall.ENOENT {
-		code = 127
-	}
-	return e.fatal(code, "unable to exec %s: %s", args[1], errText(err))
-}
-
-// setIDs switches every thread of the process to acct.
-func setIDs(acct *account.Account) error {
-	if err := syscall.Setgroups(acct.Groups); err != nil {
-		return wrapf("unable to set supplementary group list", err)
-	}
-	if err := syscall.Setgid(acct.GID); err != nil {
-		return wrapf("unable to setgid", err)
-	}
-	if err := syscall.Setuid(acct.UID); err != nil {
-		return wrapf("unable to setuid", err)
-	}
-	return nil
-}
-
-// wrapf is err after what, in s6's words.
-func wrapf(what string, err error) error {
-	return fmt.Errorf("%s: %s", what, errText(err))
-}
-
-// lookPath finds prog on $PATH, as execvp does.
-func lookPath(prog string) (string, error) {
-	p, err := exec.LookPath(prog)
-	if errors.Is(err, exec.ErrNotFound) {
-		return "", syscall.ENOENT
-	}
-	return p, err
+	return e.fatal(launch.ExitCode(err), "unable to exec %s: %s", args[1], errText(err))
 }

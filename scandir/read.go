@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,6 +50,11 @@ func readEntry(name, path string, s6 bool) (e Entry, ok bool, err error) {
 	if errors.Is(e.Err, unix.ENOENT) {
 		return Entry{}, false, nil // no service.yaml (yet)
 	}
+	if e.S6 != nil { // its programs start by path: the scandir's writers count
+		if err := execParent(path, &judge); err != nil {
+			return Entry{}, false, err
+		}
+	}
 	e.Trust = judge.Verdict()
 	e.Trust.Refused = errcap.Error(e.Trust.Refused)
 	if e.Err == nil && e.Trust.Refused != nil {
@@ -60,6 +66,19 @@ func readEntry(name, path string, s6 bool) (e Entry, ok bool, err error) {
 	}
 	e.Down = hasFile(dfd, "down")
 	return e, true, nil
+}
+
+// execParent shows judge the dir holding the service dir path (the
+// scandir), through which an s6 dir's run, finish and log/run are executed
+// by path later: see trust.Judge.AddExecParent.
+func execParent(path string, judge *trust.Judge) error {
+	parent := filepath.Dir(path)
+	var st unix.Stat_t
+	if err := unix.Stat(parent, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", parent, err)
+	}
+	judge.AddExecParent(parent, &st)
+	return nil
 }
 
 // hasFile reports whether anything named name exists in the dir dfd; a

@@ -7,7 +7,10 @@
 //	<scandir>/<name>/service.yaml  the definition; a dir is reported once this exists
 //	<scandir>/<name>/down          registered but not started
 //	<scandir>/<name>/run           with Watcher.S6 and no service.yaml: an s6
-//	                               servicedir, read by package s6dir
+//	                               servicedir, read by package s6dir; every
+//	                               name in it and in its log/ is watched, but
+//	                               supervise/, event/ and dot names; its trust
+//	                               verdict counts the scandir's owner
 //	<scandir>/.<anything>          ignored: writers build a dir here, then rename it into place
 //
 // # Design: level-triggered, per-name deltas

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -29,6 +30,8 @@ type Watcher struct {
 	rootWd  int32
 	wds     map[int32]string // watch descriptor -> service dir name
 	watched map[string]int32 // service dir name -> watch descriptor; mirrors wds
+	logWds  map[int32]string // with S6: watch descriptor of a dir's log/ -> its name
+	logOf   map[string]int32 // with S6: service dir name -> its log/ watch; mirrors logWds
 	warned  map[string]string
 	book    *book
 	// ignored holds, for at most max names, why each is ignored, as last
@@ -52,6 +55,8 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		SafetyRescan: DefaultSafetyRescan,
 		wds:          map[int32]string{},
 		watched:      map[string]int32{},
+		logWds:       map[int32]string{},
+		logOf:        map[string]int32{},
 		warned:       map[string]string{},
 		ignored:      map[string]string{},
 		book:         newBook(max),
@@ -150,8 +155,21 @@ func (w *Watcher) note(evs []rawEvent) (dirty map[string]bool, overflow bool, er
 
 // noteService handles an event from a service dir's own watch. A created
 // service.yaml is skipped: its writer's close (IN_CLOSE_WRITE) follows, and
-// reading it before would see it empty.
+// reading it before would see it empty. With S6, every other name counts
+// too (run made executable, finish, notification-fd, log...), but for
+// what hinit never reads: supervise/, event/ and dot names; so does every
+// name in the dir's log/ (its own watch).
 func (w *Watcher) noteService(ev rawEvent, dirty map[string]bool) {
+	if name, ok := w.logWds[ev.wd]; ok { // an s6 dir's log/: log/run
+		if ev.mask&unix.IN_IGNORED != 0 {
+			delete(w.logWds, ev.wd)
+			delete(w.logOf, name)
+		}
+		if ev.mask&unix.IN_IGNORED != 0 || s6Name(ev.name) {
+			dirty[name] = true
+		}
+		return
+	}
 	name, ok := w.wds[ev.wd]
 	switch {
 	case !ok:
@@ -161,9 +179,19 @@ func (w *Watcher) noteService(ev rawEvent, dirty map[string]bool) {
 		dirty[name] = true
 	case ev.name == "down":
 		dirty[name] = true
-	case ev.name == "service.yaml" && ev.mask&unix.IN_CREATE == 0:
+	case ev.name == "service.yaml":
+		if ev.mask&unix.IN_CREATE == 0 {
+			dirty[name] = true
+		}
+	case w.S6 && s6Name(ev.name):
 		dirty[name] = true
 	}
+}
+
+// s6Name reports whether a change to name in a service dir may change what
+// the dir says as an s6 servicedir.
+func s6Name(name string) bool {
+	return name != "" && name != "supervise" && name != "event" && !strings.HasPrefix(name, ".")
 }
 
 // send delivers ev unless ctx ends first.

@@ -80,17 +80,24 @@ func (r *runner) finished(st reaper.Status) {
 	signalGroup(f.pid, syscall.SIGKILL) // whatever it left behind
 	stay := st.Signal == 0 && st.Code == config.FinishStayDown
 	r.deps.Log.Debug("finish ended", "svc", r.name, "code", st.ExitStatus())
+	once := r.onceAfterFinish
+	r.onceAfterFinish = false
 	r.settle(f.inst, stay, f.stopping)
+	if once && !stay && r.proc == nil && !r.removing {
+		r.handleOnce(opStartOnce) // the one run asked for while finish ran
+	}
 }
 
 // handleFinishing records a request that arrives while the finish program
-// runs: the want changes now, the process starts once it has ended.
+// runs: the want changes now, the process starts once it has ended. A
+// start for one run (-o) wants down and is remembered for then.
 func (r *runner) handleFinishing(c command) error {
+	r.onceAfterFinish = c.op == opStartOnce
 	switch c.op {
-	case opStop, opOnce:
+	case opStop, opOnce, opStartOnce:
 		r.want = false
 		r.final = r.final || c.final
-	default: // start, restart; -o counts as -u here
+	default: // start, restart
 		r.want = true
 		r.failures, r.starts = 0, nil
 	}

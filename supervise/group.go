@@ -107,20 +107,34 @@ func (g *Group) List() []*Service {
 
 // Shutdown sends every service its stop signal at once, with SIGKILL due at
 // its stop.timeout or at deadline, whichever comes first, and returns when
-// none of them runs any more or ctx ends. From then on no service is added
-// and none starts again.
+// none of them runs any more or ctx ends. A logger (s6 log/run) is stopped
+// after its service is gone instead, so that it logs what the service wrote
+// while stopping (stopLogger). From then on no service is added and none
+// starts again.
 func (g *Group) Shutdown(ctx context.Context, deadline time.Time) {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
 	list := g.List()
+	loggers := map[*Service]bool{}
+	for _, s := range list {
+		if s.logger != nil {
+			loggers[s.logger] = true
+		}
+	}
 	var wg sync.WaitGroup
 	for _, s := range list {
+		if loggers[s] {
+			continue // stopped after its service
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			s.Shutdown(deadline)
 			s.WaitFor(ctx, func(st Status) bool { return !st.Running() && st.State != StateBackoff })
+			if s.logger != nil {
+				stopLogger(ctx, s.logger, deadline)
+			}
 		}()
 	}
 	wg.Wait()

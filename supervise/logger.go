@@ -31,6 +31,15 @@ func (io stdio) files(devnull, log *os.File) []uintptr {
 	return files
 }
 
+// closeOut closes the service's end of the pipe, so that its logger reads
+// to the end: for a service that never starts again.
+func (io *stdio) closeOut() {
+	if io.out != nil {
+		io.out.Close()
+		io.out = nil
+	}
+}
+
 func (io stdio) close() {
 	if io.in != nil {
 		io.in.Close()
@@ -64,6 +73,27 @@ func (g *Group) addWithLogger(def *config.Service, up bool) (*Service, error) {
 	}
 	g.membershipChanged()
 	return s, nil
+}
+
+// stopLogger stops the logger l of a service that has stopped for good
+// (its runner closed its end of the pipe then): l reads to the pipe's end
+// and exits by itself, for at most loggerDrain and never past deadline;
+// then it gets its stop signal like every service at shutdown.
+func stopLogger(ctx context.Context, l *Service, deadline time.Time) {
+	l.Once() // at EOF it ends; nothing is left to restart it for
+	dctx, cancel := context.WithDeadline(ctx, earliest(deadline, time.Now().Add(loggerDrain)))
+	l.WaitFor(dctx, func(st Status) bool { return !st.Running() })
+	cancel()
+	l.Shutdown(deadline)
+	l.WaitFor(ctx, func(st Status) bool { return !st.Running() && st.State != StateBackoff })
+}
+
+// earliest is the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // removeLogger removes s's logger once s is gone and the logger has read

@@ -31,7 +31,9 @@ type runner struct {
 	lastExit *Exit
 	removing bool
 	fin      *finishRun // the finish program running after an exit, or nil
-	final    bool       // stopped for the container's shutdown: never starts again
+	// onceAfterFinish: a start for one run (-o) came while fin ran.
+	onceAfterFinish bool
+	final           bool // stopped for the container's shutdown: never starts again
 
 	timer    *time.Timer
 	timerFor timerKind
@@ -71,6 +73,9 @@ func (r *runner) loop(ctx context.Context) {
 	defer close(r.done)
 	defer r.io.close()
 	for !(r.removing && r.proc == nil && r.fin == nil) {
+		if r.final && r.proc == nil && r.fin == nil {
+			r.io.closeOut() // stopped for good: its logger may read to the end
+		}
 		var exited, finished <-chan reaper.Status
 		var ready <-chan struct{}
 		var fired <-chan time.Time

@@ -164,3 +164,64 @@ func TestRemoveDuringFinish(t *testing.T) {
 		t.Fatalf("removal hangs behind a finish program past its timeout: %+v", s.Status())
 	}
 }
+
+// A start for one run (s6-svc -o) sent while finish runs starts the
+// service once finish has ended, and not again after that run.
+func TestStartOnceDuringFinish(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	fifo, mark, runs := filepath.Join(dir, "fifo"), filepath.Join(dir, "mark"), filepath.Join(dir, "runs")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := def("gw", "sleep", "inf")
+	d.Command = []string{"/bin/sh", "-c", "echo run >>" + runs + "; exec sleep 1000"}
+	d.Finish = &config.Finish{Command: []string{"/bin/sh", "-c",
+		`[ -e "$0" ] || { : >"$0"; read x <"$1"; }; exit 0`, mark, fifo}, Timeout: 10 * time.Second}
+	s := f.add(d, true)
+	testprog.WaitFor(t, 10*time.Second, "the first run", func() bool { return readFile(t, runs) == "run\n" })
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 10*time.Second, "finish running", func() bool { return s.Status().Reason == "finish running" })
+	if err := s.StartOnce(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // finish reads it: it ends when closed
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	testprog.WaitFor(t, 10*time.Second, "the one run", func() bool { return readFile(t, runs) == "run\nrun\n" })
+	st := s.Status()
+	if st.State != StateUp || st.Want != "down" {
+		t.Fatalf("the one run after finish: %+v, want up, want down", st)
+	}
+	syscall.Kill(st.PID, syscall.SIGKILL)
+	if end := waitState(t, s, StateDown); end.PID != 0 || end.Restarts != st.Restarts {
+		t.Errorf("after the one run: %+v, want down and not restarted", end)
+	}
+}
+
+// At shutdown a service's logger is stopped after the service is gone, so
+// what the service writes while it stops (its last line on TERM) is logged.
+func TestShutdownLogsLastLine(t *testing.T) {
+	f := newFixture(t)
+	out := filepath.Join(t.TempDir(), "current")
+	d := def("w", "trap-term")
+	d.Logger = def("w/log", "sleep", "inf")
+	d.Logger.Command = []string{"/bin/sh", "-c", "exec cat >>" + out}
+	f.add(d, true)
+	testprog.WaitFor(t, 10*time.Second, "ready logged", func() bool { return readFile(t, out) == "ready\n" })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.group.Shutdown(ctx, time.Now().Add(5*time.Second))
+	if got := readFile(t, out); got != "ready\nbye\n" {
+		t.Fatalf("the logger's file after shutdown is %q, want \"ready\\nbye\\n\"", got)
+	}
+	for _, name := range []string{"w", "w/log"} {
+		if st := f.group.Get(name).Status(); st.Running() {
+			t.Errorf("%s still runs after shutdown: %+v", name, st)
+		}
+	}
+}

@@ -17,6 +17,18 @@
 // The objects are judged by the fstat of the descriptors actually read, so
 // what is judged is what was read, even when a writer swaps a file meanwhile.
 // Symlinks are never objects: readers open with O_NOFOLLOW and refuse them.
+//
+// That holds for a definition held in memory once read (service.yaml: its
+// command, user and workdir are values, and nothing is re-read from its dir
+// when it starts). A definition whose programs are executed later by path
+// (an s6 servicedir's run, finish and log/run, started as DIR/run) is only
+// what was judged if no one else can swap DIR between the read and the
+// start. Whoever may rename entries of the dir holding DIR (the scandir) can
+// rename DIR away and put their own in its place (renameat2
+// RENAME_EXCHANGE), so that dir is one more object for such a definition
+// (AddExecParent): a root-owned one writable by no one else changes nothing;
+// one owned by a non-root user makes the definition run as that user, who
+// could have swapped it anyway, so that is no escalation.
 package trust
 
 import (
@@ -80,6 +92,15 @@ func (j *Judge) Add(path string, st *unix.Stat_t) {
 	case j.owner != uid:
 		j.refused = fmt.Errorf("refused: %s is owned by uid %d but the rest by uid %d; one owner may define a service", path, uid, j.owner)
 	}
+}
+
+// AddExecParent records the dir through which a definition's programs are
+// executed by path later (the scandir holding an s6 servicedir): path names
+// it in messages and st is its stat at the time of the read. It is judged
+// as one more object, since its writers can swap the definition's dir for
+// their own after it was judged.
+func (j *Judge) AddExecParent(path string, st *unix.Stat_t) {
+	j.Add(path, st)
 }
 
 // Verdict is the decision over every object added so far.

@@ -67,3 +67,44 @@ func TestUser(t *testing.T) {
 		t.Fatalf("owner verdict: User(root) = %q, want 10000:10001", got)
 	}
 }
+
+// TestExecParent: a root-owned s6 dir executed through a scandir that a
+// non-root user owns runs as that user, who could swap the dir for its own
+// between the read and the start; through a root-owned 0755 scandir it
+// keeps root's verdict.
+func TestExecParent(t *testing.T) {
+	rootDir := []obj{{0, 0, 0o755}, {0, 0, 0o755}}
+	tests := []struct {
+		name    string
+		parent  obj
+		root    bool
+		uid     int
+		refused string
+	}{
+		{"root scandir 0755", obj{0, 0, 0o755}, true, 0, ""},
+		{"hermes scandir 0755", obj{10000, 10000, 0o755}, false, 10000, ""},
+		{"hermes scandir 0775", obj{10000, 10000, 0o775}, false, 10000, ""},
+		{"root scandir 0775", obj{0, 10000, 0o775}, false, 0, "/scandir is owned by root but writable by its group"},
+		{"root scandir 1777", obj{0, 0, 0o1777}, false, 0, "/scandir is writable by every user"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var j Judge
+			for i, o := range rootDir {
+				st := unix.Stat_t{Uid: uint32(o.uid), Gid: uint32(o.gid), Mode: o.mode}
+				j.Add("/o"+string(rune('0'+i)), &st)
+			}
+			st := unix.Stat_t{Uid: uint32(tc.parent.uid), Gid: uint32(tc.parent.gid), Mode: tc.parent.mode}
+			j.AddExecParent("/scandir", &st)
+			v := j.Verdict()
+			switch {
+			case tc.refused != "":
+				if v.Refused == nil || !strings.Contains(v.Refused.Error(), tc.refused) || v.Root {
+					t.Fatalf("verdict %+v, want refused saying %q", v, tc.refused)
+				}
+			case v.Refused != nil || v.Root != tc.root || (!tc.root && v.UID != tc.uid):
+				t.Fatalf("verdict %+v, want root=%v uid=%d", v, tc.root, tc.uid)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@
 //
 // Files: harness_test.go (hinit, hsvc, acting as hermes), one file per
 // trial family: trust_test.go (1), logdir_test.go (2), control_test.go (3,
-// with the flood client), errors_test.go (4). Item 5's fixes are pinned in
+// with the flood client), errors_test.go (4), s6swap_test.go (an s6 dir
+// swapped under its verdict, with the swap helper). Item 5's fixes are pinned in
 // their packages' tests (supervise, account); scripts/soak is the long run.
 package hostile

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -36,11 +37,20 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "mount proc:", err)
 			os.Exit(111)
 		}
+		if os.Getenv("HOSTILE_RUN_TMPFS") != "" { // compat: s6-overlay remakes /run/s6
+			os.Unsetenv("HOSTILE_RUN_TMPFS")
+			if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"); err != nil {
+				fmt.Fprintln(os.Stderr, "mount /run:", err)
+				os.Exit(111)
+			}
+		}
 		os.Exit(pid1.Main(os.Args))
 	case "hsvc":
 		os.Exit(hsvc.Main(os.Args[1:], os.Stdout, os.Stderr))
 	case "flood":
 		os.Exit(flood(os.Args[1:]))
+	case "swap":
+		os.Exit(swapLoop(os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
@@ -91,6 +101,9 @@ func startInit(t *testing.T, config string, main ...string) *initProc {
 	p.cmd = exec.Command(self, append([]string{"--"}, main...)...)
 	p.cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOSTILE_AS=init",
 		"HINIT_RUNTIME_DIR=" + filepath.Join(dir, "run"), "HINIT_SCANDIR=" + p.scan, "HINIT_CONFIG=" + p.config}
+	if strings.Contains(config, "compat: s6-overlay") {
+		p.cmd.Env = append(p.cmd.Env, "HOSTILE_RUN_TMPFS=1") // not the host's /run/s6
+	}
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
 	if err := p.cmd.Start(); err != nil {

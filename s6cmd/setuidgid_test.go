@@ -1,0 +1,53 @@
+package s6cmd
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// s6-setuidgid switches uid, gid and groups, keeps the environment, and
+// exits as s6's does when it cannot: 1 unknown user, 127 no such program,
+// 126 not executable.
+func TestSetuidgid(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch users")
+	}
+	bin := buildCommands(t)
+	noexec := filepath.Join(bin, "noexec")
+	if err := os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"nobody", "sh", "-c", `echo "$(id -u) $(id -g) $(id -G) $KEEP"`}, 0, "65534 65534 65534 kept\n"},
+		{[]string{"no-such-user-x", "true"}, 1, ""},
+		{[]string{"nobody", "/no/such/prog"}, 127, ""},
+		{[]string{"nobody", "no-such-prog-x"}, 127, ""},
+		{[]string{"root", noexec}, 126, ""},
+		{[]string{"nobody"}, 100, ""},
+	}
+	for _, tc := range tests {
+		cmd := exec.Command(filepath.Join(bin, "s6-setuidgid"), tc.args...)
+		cmd.Env = append(os.Environ(), "KEEP=kept")
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code || out.String() != tc.out {
+			t.Errorf("s6-setuidgid %q: exit %d, out %q (stderr %q); want %d, %q", tc.args, code, out.String(), stderr.String(), tc.code, tc.out)
+		}
+	}
+}
