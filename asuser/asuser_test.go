@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 func TestDoCreatesFilesAsUser(t *testing.T) {
@@ -111,14 +113,14 @@ func TestCallerKeepsRootRights(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(private, "by-root"), nil, 0o600); err != nil {
 		t.Fatalf("caller lost root's rights after Do: %v", err)
 	}
-	waitFor(t, "switched threads to exit", func() bool {
+	testprog.WaitFor(t, 5*time.Second, "switched threads to exit", func() bool {
 		for _, uid := range fsuids(t) {
 			if uid != 0 {
 				return false
 			}
 		}
 		return true
-	}, 5*time.Second)
+	})
 }
 
 func TestDoConcurrent(t *testing.T) {

@@ -152,18 +152,6 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // alice is the service user of the tests: a uid with no passwd entry.
 var alice = asuser.ID{UID: 10000, GID: 10000}
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 func TestLinesArriveInOrder(t *testing.T) {
@@ -174,14 +176,14 @@ func TestCloseWaitsForEveryWriter(t *testing.T) {
 		t.Fatalf("Close with a grandchild alive and ctx done: got %v, want context.Canceled", err)
 	}
 	hold.WriteString("go\n")
-	waitFor(t, "the reader to stop", func() bool {
+	testprog.WaitFor(t, 5*time.Second, "the reader to stop", func() bool {
 		select {
 		case <-l.done:
 			return true
 		default:
 			return false
 		}
-	}, 5*time.Second)
+	})
 	if !strings.HasPrefix(console.String(), "[x] parent done\n") {
 		t.Fatalf("console: %q", console.String())
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
 )
 
 // TestSymlinkedCurrent: a symlink planted as <dir>/current is not followed;
@@ -33,7 +35,7 @@ func TestSymlinkedCurrent(t *testing.T) {
 	l := newLog(t, Options{Dir: dir, Owner: alice, Now: clock.Now})
 
 	fmt.Fprintln(l.Writer(), "lost")
-	waitFor(t, "the line to be counted lost", func() bool { return l.Lost() == 1 }, 5*time.Second)
+	testprog.WaitFor(t, 5*time.Second, "the line to be counted lost", func() bool { return l.Lost() == 1 })
 	if b, _ := os.ReadFile(target); string(b) != "root\n" {
 		t.Fatalf("symlink target changed to %q", b)
 	}
@@ -62,10 +64,10 @@ func TestDirCreatedLater(t *testing.T) {
 
 	fmt.Fprintln(l.Writer(), "one")
 	fmt.Fprintln(l.Writer(), "two")
-	waitFor(t, "the lines to be counted lost", func() bool { return l.Lost() == 2 }, 5*time.Second)
+	testprog.WaitFor(t, 5*time.Second, "the lines to be counted lost", func() bool { return l.Lost() == 2 })
 	os.Chown(parent, alice.UID, alice.GID) // the operator fixes it
 	fmt.Fprintln(l.Writer(), "not yet")    // within retryEvery of the failure
-	waitFor(t, "the line to be counted lost", func() bool { return l.Lost() == 3 }, 5*time.Second)
+	testprog.WaitFor(t, 5*time.Second, "the line to be counted lost", func() bool { return l.Lost() == 3 })
 	clock.Add(retryEvery)
 	fmt.Fprintln(l.Writer(), "three")
 	closeLog(t, l)
@@ -90,9 +92,9 @@ func TestFullDisk(t *testing.T) {
 
 	const lines, width = 5000, 100       // 650 KB: ten times the room
 	produce(t, l.Writer(), lines, width) // returns: the producer was not blocked
-	waitFor(t, "every line to be written or lost", func() bool {
+	testprog.WaitFor(t, 10*time.Second, "every line to be written or lost", func() bool {
 		return completeLines(t, l.Path())+int(l.Lost()) == lines
-	}, 10*time.Second)
+	})
 	if l.Lost() == 0 {
 		t.Fatal("no line lost on a full disk")
 	}
@@ -134,9 +136,9 @@ func TestStalledConsole(t *testing.T) {
 	const lines, width = 20000, 100 // 2 MB: far more than pipe and queue hold
 	produce(t, l.Writer(), lines, width)
 	file, console := l.outs[0], l.outs[1]
-	waitFor(t, "every line in the file", func() bool {
+	testprog.WaitFor(t, 10*time.Second, "every line in the file", func() bool {
 		return completeLines(t, l.Path())+int(file.lost.Load()) == lines
-	}, 10*time.Second)
+	})
 	if console.lost.Load() == 0 {
 		t.Fatal("no line lost on a stalled console")
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
 )
 
 // TestRotationNeverFollowsASwappedDir: the log dir of a (root) service is
@@ -35,7 +37,7 @@ func TestRotationNeverFollowsASwappedDir(t *testing.T) {
 	const maxSize = 200
 	l := newLog(t, Options{Dir: dir, MaxSize: maxSize, Keep: 1, Now: clock.Now})
 	fmt.Fprintln(l.Writer(), "before the swap")
-	waitFor(t, "the first line in current", func() bool { return fileHas(filepath.Join(dir, currentName), "before the swap") }, 10*time.Second)
+	testprog.WaitFor(t, 10*time.Second, "the first line in current", func() bool { return fileHas(filepath.Join(dir, currentName), "before the swap") })
 
 	must(t, os.Rename(dir, moved))
 	must(t, os.Symlink(victim, dir))
@@ -70,12 +72,12 @@ func TestMovedAwayDirIsRecreated(t *testing.T) {
 	l := newLog(t, Options{Dir: dir, MaxSize: maxSize, Keep: 2, Now: clock.Now,
 		Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	fmt.Fprintln(l.Writer(), "first")
-	waitFor(t, "the first line in current", func() bool { return fileHas(filepath.Join(dir, currentName), "first") }, 10*time.Second)
+	testprog.WaitFor(t, 10*time.Second, "the first line in current", func() bool { return fileHas(filepath.Join(dir, currentName), "first") })
 
 	must(t, os.Rename(dir, moved))
 	clock.Add(retryEvery)
 	fmt.Fprintln(l.Writer(), "second")
-	waitFor(t, "a new current at the old path", func() bool { return fileHas(filepath.Join(dir, currentName), "second") }, 10*time.Second)
+	testprog.WaitFor(t, 10*time.Second, "a new current at the old path", func() bool { return fileHas(filepath.Join(dir, currentName), "second") })
 	for i := range 60 {
 		clock.Add(retryEvery)
 		fmt.Fprintf(l.Writer(), "more %02d %s\n", i, strings.Repeat("x", 40))
@@ -113,7 +115,7 @@ func TestPlantedCurrentIsRefused(t *testing.T) {
 			}
 			l := newLog(t, Options{Dir: dir, Now: newClock().Now})
 			fmt.Fprintln(l.Writer(), "lost")
-			waitFor(t, "the line to be counted lost", func() bool { return l.Lost() == 1 }, 10*time.Second)
+			testprog.WaitFor(t, 10*time.Second, "the line to be counted lost", func() bool { return l.Lost() == 1 })
 			closeLog(t, l)
 			if b, _ := os.ReadFile(victim); string(b) != "victim\n" {
 				t.Fatalf("victim file now holds %q", b)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
 )
 
 // TestThousandIdleLogs: a thousand services, each having logged a line
@@ -27,10 +29,10 @@ func TestThousandIdleLogs(t *testing.T) {
 		fmt.Fprintln(logs[i].Writer(), "hello")
 	}
 	for _, l := range logs {
-		waitFor(t, "the line in "+l.Path(), func() bool {
+		testprog.WaitFor(t, 10*time.Second, "the line in "+l.Path(), func() bool {
 			st, err := os.Stat(l.Path())
 			return err == nil && st.Size() > 0
-		}, 10*time.Second)
+		})
 	}
 	n := threads(t)
 	t.Logf("threads: %d before, %d with 1000 idle logs", before, n)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"hinit/control"
+	"hinit/internal/testprog"
 )
 
 // Trial 3 of issue 14: the control socket locked by the control group. The
@@ -49,7 +50,7 @@ func TestControlFlood(t *testing.T) {
 					times = append(times, p.rootCheck(t))
 				}
 				stop()
-				waitFor(t, 10*time.Second, "hermes's own hsvc status to work again", func() bool {
+				testprog.WaitFor(t, 10*time.Second, "hermes's own hsvc status to work again", func() bool {
 					code, _, _ := p.hsvc(hermes, "status")
 					return code == 0
 				})

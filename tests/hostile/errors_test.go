@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 // Trial 4 of issue 14: error messages amplify memory. A 64 KiB
@@ -40,7 +42,7 @@ func TestJunkDefinitions(t *testing.T) {
 	asHermes(t, `i=0; while [ $i -lt $2 ]; do i=$((i+1)); mkdir "$3/.j$i"; cp "$1" "$3/.j$i/service.yaml"; mv "$3/.j$i" "$3/j$i"; done`,
 		junk, strconv.Itoa(dirs), p.scan)
 	var table statusTable
-	waitFor(t, 2*time.Minute, fmt.Sprintf("%d junk dirs in hsvc status", dirs), func() bool {
+	testprog.WaitFor(t, 2*time.Minute, fmt.Sprintf("%d junk dirs in hsvc status", dirs), func() bool {
 		table = p.statusTable()
 		return table.count("j", "unknown key") == dirs
 	})
@@ -60,7 +62,7 @@ func TestJunkDefinitions(t *testing.T) {
 		t.Errorf("hinit logged %d unknown-key problems for %d dirs", got, dirs)
 	}
 	asHermes(t, `rm -rf "$1"/j*`, p.scan)
-	waitFor(t, time.Minute, "the junk dirs to leave hsvc status", func() bool {
+	testprog.WaitFor(t, time.Minute, "the junk dirs to leave hsvc status", func() bool {
 		return p.statusTable().count("j", "") == 0
 	})
 	t.Logf("hinit after the junk dirs were removed: VmRSS %d KiB", procKB(t, p.cmd.Process.Pid, "VmRSS"))

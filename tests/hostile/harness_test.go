@@ -120,7 +120,7 @@ func startInit(t *testing.T, config string, main ...string) *initProc {
 			t.Logf("hinit output:\n%s", p.out.String())
 		}
 	})
-	waitFor(t, 20*time.Second, "hinit to answer hsvc status", func() bool {
+	testprog.WaitFor(t, 20*time.Second, "hinit to answer hsvc status", func() bool {
 		select {
 		case <-p.done:
 			t.Fatalf("hinit ended early")
@@ -192,12 +192,6 @@ func asHermes(t *testing.T, script string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("as hermes: %s: %v\n%s", script, err, out)
 	}
-}
-
-// waitFor polls cond until it holds, failing the trial after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	testprog.WaitFor(t, d, what, cond)
 }
 
 func must(t testing.TB, err error) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
 )
 
 // Item 5 of issue 14: entries the scandir ignores (a symlink in place of a
@@ -23,7 +25,7 @@ func TestIgnoredEntriesBounded(t *testing.T) {
 	must(t, os.Mkdir(target, 0o755))
 	must(t, os.WriteFile(filepath.Join(target, "keep"), nil, 0o644))
 	asHermes(t, `mkfifo "$1/pipe" && ln -s "$2" "$1/linked"`, p.scan, target)
-	waitFor(t, 10*time.Second, "pipe and linked in status", func() bool {
+	testprog.WaitFor(t, 10*time.Second, "pipe and linked in status", func() bool {
 		_, a := p.status("pipe")
 		_, b := p.status("linked")
 		return a && b
@@ -33,7 +35,7 @@ func TestIgnoredEntriesBounded(t *testing.T) {
 		must(t, os.Symlink("/", n))
 		must(t, unix.Lchown(n, int(hermes.Uid), int(hermes.Gid)))
 	}
-	waitFor(t, 20*time.Second, "the summary line", func() bool {
+	testprog.WaitFor(t, 20*time.Second, "the summary line", func() bool {
 		return strings.Contains(p.out.String(), "more than 50 entries are ignored")
 	})
 	if code, _, errOut := p.hsvc(nil, "check"); code != 0 {

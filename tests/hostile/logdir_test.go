@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 // Trial 2 of issue 14: root rotation through a symlinked log dir. A root
@@ -43,7 +45,7 @@ func TestLogDirSwappedForSymlink(t *testing.T) {
 	config := fmt.Sprintf("services:\n  chatty:\n    command: [/bin/sh, -c, %q]\n    user: root\n"+
 		"    log: {dir: %q, max_size: 4KiB, keep: 1}\n", script, logs)
 	p := startInit(t, config)
-	waitFor(t, 20*time.Second, "burst 1 in the log", func() bool { return dirHas(logs, "burst 1") })
+	testprog.WaitFor(t, 20*time.Second, "burst 1 in the log", func() bool { return dirHas(logs, "burst 1") })
 
 	moved := logs + ".moved"
 	asHermes(t, `mv "$1" "$2" && ln -s "$3" "$1"`, logs, moved, victim)
@@ -60,7 +62,7 @@ func TestLogDirSwappedForSymlink(t *testing.T) {
 		}
 		return got
 	}
-	waitFor(t, 20*time.Second, "burst 2 written in the dir opened before the swap, or the victim touched", func() bool {
+	testprog.WaitFor(t, 20*time.Second, "burst 2 written in the dir opened before the swap, or the victim touched", func() bool {
 		return dirHas(moved, "burst 2") || !maps.Equal(victimNow(), victimFiles)
 	})
 	if got := victimNow(); !maps.Equal(got, victimFiles) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
 )
 
 // Trial: an s6 dir's run is executed by path (SCANDIR/NAME/run) after its
@@ -24,7 +26,7 @@ func TestS6DirSwap(t *testing.T) {
 	must(t, os.Mkdir(tmp, 0o755))
 	must(t, os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
 	must(t, os.Rename(tmp, filepath.Join(p.scan, "svc")))
-	waitFor(t, 10*time.Second, "svc registered", func() bool { _, ok := p.status("svc"); return ok })
+	testprog.WaitFor(t, 10*time.Second, "svc registered", func() bool { _, ok := p.status("svc"); return ok })
 
 	asHermes(t, `mkdir "$1" && printf '#!/bin/sh\nid -u >>%s\n' "$2" >"$1/run" && chmod 755 "$1/run"`,
 		filepath.Join(p.scan, ".evil"), marker)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 // Trial 1 of issue 14: root through a root-owned, hermes-writable slot.
@@ -59,7 +61,7 @@ func TestTrustWritableFile(t *testing.T) {
 func (p *initProc) refusedOrRan(t *testing.T, name, reason, pwned string) {
 	t.Helper()
 	var st svcStatus
-	waitFor(t, 15*time.Second, name+" refused in status, or hermes's command run", func() bool {
+	testprog.WaitFor(t, 15*time.Second, name+" refused in status, or hermes's command run", func() bool {
 		if _, err := os.Stat(pwned); err == nil {
 			return true
 		}
@@ -67,7 +69,7 @@ func (p *initProc) refusedOrRan(t *testing.T, name, reason, pwned string) {
 		return strings.Contains(st.Reason, reason)
 	})
 	if b, err := os.ReadFile(pwned); err == nil {
-		waitFor(t, 5*time.Second, "the uid in "+pwned, func() bool {
+		testprog.WaitFor(t, 5*time.Second, "the uid in "+pwned, func() bool {
 			b, _ = os.ReadFile(pwned)
 			return strings.HasSuffix(string(b), "\n")
 		})
