@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"hinit/control"
@@ -80,8 +81,9 @@ func serviceName(dir string) string {
 // errNoSupervisor: hinit does not supervise the dir (or is not there).
 var errNoSupervisor = errors.New("supervisor not listening")
 
-// errDenied: the caller may not act on the service.
-var errDenied = errors.New("Permission denied")
+// errDenied: the caller may not act on the service, as the system says
+// it (errText prints "Permission denied", as s6 does).
+var errDenied error = syscall.EACCES
 
 // call sends req to hinit. Talking failures and refusals come back as
 // errNoSupervisor, errDenied, or the error as it is; a response with

@@ -48,7 +48,7 @@ func runSvstat(e *env, args []string) int {
 	case errors.Is(err, errNoSupervisor):
 		return e.fatal(exitFalse, "unable to read status for %s: s6-supervise not running", dir)
 	case errors.Is(err, errDenied):
-		return e.fatal(exitSystem, "unable to check %s: %s", dir, errDenied)
+		return e.fatal(exitSystem, "unable to check %s: %s", dir, errText(errDenied))
 	case err != nil:
 		return e.fatal(exitSystem, "unable to read status for %s: %v", dir, err)
 	}
