@@ -1,6 +1,7 @@
 package scandir
 
 import (
+	"hash/maphash"
 	"maps"
 	"slices"
 )
@@ -15,10 +16,11 @@ type book struct {
 	max      int
 	accepted map[string]Entry // name -> Entry last sent
 	refused  map[string]Entry // name -> latest Entry; the consumer was told Refused
+	seed     maphash.Seed     // of every Entry.sum this book compares (random, per Watcher)
 }
 
 func newBook(max int) *book {
-	return &book{max: max, accepted: map[string]Entry{}, refused: map[string]Entry{}}
+	return &book{max: max, accepted: map[string]Entry{}, refused: map[string]Entry{}, seed: maphash.MakeSeed()}
 }
 
 // apply takes the current truth for some names (nil: nothing to run there)

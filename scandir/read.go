@@ -1,9 +1,9 @@
 package scandir
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,8 +23,9 @@ import (
 //
 // Everything is read relative to one descriptor of the dir opened with
 // O_NOFOLLOW, so owner, service.yaml and down all come from the same dir even
-// if a writer swaps it for a symlink meanwhile.
-func readEntry(name, path string, s6 bool) (e Entry, ok bool, err error) {
+// if a writer swaps it for a symlink meanwhile. seed is the Watcher's, for
+// Entry.sum.
+func readEntry(name, path string, s6 bool, seed maphash.Seed) (e Entry, ok bool, err error) {
 	dfd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return Entry{}, false, nil
@@ -62,7 +63,7 @@ func readEntry(name, path string, s6 bool) (e Entry, ok bool, err error) {
 	}
 	e.Err = errcap.Error(e.Err)
 	if e.Err == nil {
-		e.sum = sha256.Sum256(e.YAML)
+		e.sum = maphash.Bytes(seed, e.YAML)
 	}
 	e.Down = hasFile(dfd, "down")
 	return e, true, nil

@@ -169,7 +169,7 @@ func (w *Watcher) lookDir(name, path string) (*Entry, string) {
 	if errors.Is(werr, unix.ENOENT) || errors.Is(werr, unix.ENOTDIR) {
 		return nil, "" // removed or replaced since the lstat; its event follows
 	}
-	e, ok, err := readEntry(name, path, w.S6)
+	e, ok, err := readEntry(name, path, w.S6, w.book.seed)
 	switch {
 	case err != nil:
 		return nil, errcap.Text("cannot open it: "+err.Error(), errcap.Max)

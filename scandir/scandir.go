@@ -42,7 +42,6 @@
 package scandir
 
 import (
-	"crypto/sha256"
 	"errors"
 	"time"
 
@@ -93,8 +92,16 @@ type Entry struct {
 	// its text is at most errcap.Max bytes.
 	Err error
 
-	sum     [sha256.Size]byte // of YAML: what the Watcher compares once YAML is dropped
-	dropped bool              // YAML dropped by the Watcher's book; read the dir again for it
+	// sum is a maphash of YAML under the Watcher's seed: what its book
+	// compares once YAML is dropped. It need not be cryptographic: a
+	// collision would only hide an edit of a dir from its own writer, the
+	// hermes user, who gains nothing by it (it writes only its own dirs, and
+	// same still compares owner, trust and mtime, so no change of who may run
+	// it goes unseen); and the seed, random per Watcher and never shown, makes
+	// crafting one impractical anyway. crypto/sha256 would pull the FIPS
+	// module (~145 KB of hinit) into PID 1 for this one use.
+	sum     uint64
+	dropped bool // YAML dropped by the Watcher's book; read the dir again for it
 }
 
 // kept is e as the Watcher's book keeps it: without YAML (64 KiB a dir,

@@ -76,7 +76,11 @@ func (r *runner) loop(ctx context.Context) {
 		if r.final && r.proc == nil && r.fin == nil {
 			r.io.closeOut() // stopped for good: its logger may read to the end
 		}
-		var exited, finished <-chan reaper.Status
+		// exited is the running process's or the finish program's: never
+		// both, finish runs after the exit. One case, not two, keeps this
+		// frame small enough that a parked loop fits the 2 KB a goroutine
+		// starts with (a sixth case cost 2 KB a service).
+		var exited <-chan reaper.Status
 		var ready <-chan struct{}
 		var fired <-chan time.Time
 		if r.proc != nil {
@@ -89,15 +93,17 @@ func (r *runner) loop(ctx context.Context) {
 			fired = r.timer.C
 		}
 		if r.fin != nil {
-			finished = r.fin.done
+			exited = r.fin.done
 		}
 		select {
 		case c := <-r.cmds:
 			c.reply <- r.handle(c)
 		case st := <-exited:
-			r.exited(st)
-		case st := <-finished:
-			r.finished(st)
+			if r.fin != nil {
+				r.finished(st)
+			} else {
+				r.exited(st)
+			}
 		case <-ready:
 			r.set(StateUp, "")
 		case <-fired:
