@@ -8,9 +8,9 @@ type scenarioDoc struct {
 
 var scenarioDocs = []scenarioDoc{
 	{"boot", "Boot to main exec",
-		"From the instant before the init's execve (stamped by the namespace's first process) to the stamp of the probe the init runs as its main program. Includes the init's own exec and start (for hinit: a 3.8 MB static Go binary, the Go runtime, creating its runtime dir, control socket and scandir watch), then fork+exec+Go start of the probe. The floor is the same probe forked and exec'd with no init in between."},
+		"From the instant before the init's execve (stamped by the namespace's first process) to the stamp of the probe the init runs as its main program. Includes the init's own exec and start (for hinit: a 4 MB static Go binary, the Go runtime, creating its runtime dir, control socket and scandir watch), then fork+exec+Go start of the probe. The floor is the same probe forked and exec'd with no init in between."},
 	{"bare", "The bare mode beside tini",
-		"hinit with no hinit.yaml and no HINIT_* variables (SPEC §7: no runtime dir, environment dir, control socket or scandir watch) and tini, each as PID 1 of a fresh PID namespace with nothing but a main. Start → exit: from the instant before the init's execve (t0) until the harness has waited for PID 1, with /bin/true as main. SIGTERM: from kill(2) to PID 1 waited for, with a sleeping probe as main that dies of the forwarded TERM."},
+		"hinit with no hinit.yaml and no HINIT_* variables (the bare mode of docs/tini.md: no runtime dir, environment dir, control socket or scandir watch) and tini, each as PID 1 of a fresh PID namespace with nothing but a main. Start → exit: from the instant before the init's execve (t0) until the harness has waited for PID 1, with /bin/true as main. SIGTERM: from kill(2) to PID 1 waited for, with a sleeping probe as main that dies of the forwarded TERM."},
 	{"memory", "Memory of the supervision tree (PSS), services excluded",
 		"Sum of Pss from /proc/PID/smaps_rollup, once all N services run and the tree has settled: hinit alone (its main program and services excluded); s6-svscan plus every s6-supervise; the supervisord Python process. MB = 10^6 bytes."},
 	{"threads", "Threads of the init",
