@@ -32,7 +32,7 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	for _, n := range names {
 		dirty[n] = true
 	}
-	for n := range w.watched {
+	for n := range w.dirs.wds {
 		dirty[n] = true
 	}
 	for n := range w.warned {

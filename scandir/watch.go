@@ -1,23 +1,15 @@
 package scandir
 
 // watch makes sure the service dir name has its own watch, for service.yaml
-// and down (with S6: every file of an s6 dir, and its log/ too). Adding a watch on an inode already watched returns its wd, which
-// is how a dir renamed inside the scandir (old -> name) is followed.
+// and down (with S6: every file of an s6 dir, and its log/ too).
 func (w *Watcher) watch(name, path string) error {
 	wd, err := w.in.add(path, serviceMask)
 	if err != nil {
 		return err
 	}
-	if prev, ok := w.watched[name]; ok && prev != wd {
-		// name is a different dir now; the old one was removed or moved.
-		w.in.rm(prev)
-		delete(w.wds, prev)
+	if stale, ok := w.dirs.set(name, wd); ok {
+		w.in.rm(stale) // name is a different dir now; the old one was removed or moved
 	}
-	if old, ok := w.wds[wd]; ok && old != name {
-		delete(w.watched, old)
-	}
-	w.wds[wd] = name
-	w.watched[name] = wd
 	if w.S6 {
 		w.watchLog(name, path)
 	}
@@ -32,23 +24,15 @@ func (w *Watcher) watchLog(name, path string) {
 		w.unwatchLog(name)
 		return
 	}
-	if prev, ok := w.logOf[name]; ok && prev != wd {
-		w.in.rm(prev)
-		delete(w.logWds, prev)
+	if stale, ok := w.logs.set(name, wd); ok {
+		w.in.rm(stale)
 	}
-	if old, ok := w.logWds[wd]; ok && old != name {
-		delete(w.logOf, old)
-	}
-	w.logWds[wd] = name
-	w.logOf[name] = wd
 }
 
 // unwatchLog drops the log/ watch of name, if any.
 func (w *Watcher) unwatchLog(name string) {
-	if wd, ok := w.logOf[name]; ok {
+	if wd, ok := w.logs.dropName(name); ok {
 		w.in.rm(wd)
-		delete(w.logWds, wd)
-		delete(w.logOf, name)
 	}
 }
 
@@ -57,11 +41,55 @@ func (w *Watcher) unwatchLog(name string) {
 // dir moved out of the scandir must not keep reporting to us.
 func (w *Watcher) unwatch(name string) {
 	w.unwatchLog(name)
-	wd, ok := w.watched[name]
-	if !ok {
-		return
+	if wd, ok := w.dirs.dropName(name); ok {
+		w.in.rm(wd)
 	}
-	w.in.rm(wd)
-	delete(w.wds, wd)
-	delete(w.watched, name)
+}
+
+// watches maps inotify watch descriptors to service dir names and back
+// (the two maps mirror each other): one set for the service dirs, one for
+// the log/ dirs of s6 dirs.
+type watches struct {
+	names map[int32]string // watch descriptor -> service dir name
+	wds   map[string]int32 // service dir name -> watch descriptor
+}
+
+func newWatches() watches {
+	return watches{names: map[int32]string{}, wds: map[string]int32{}}
+}
+
+// set records that wd watches name's dir. Adding a watch on an inode
+// already watched returns its wd, which is how a dir renamed inside the
+// scandir (old -> name) is followed: old is forgotten. When name had
+// another wd (its dir was removed or moved) that one is forgotten and
+// returned, for the caller to remove from the kernel.
+func (m watches) set(name string, wd int32) (stale int32, ok bool) {
+	if prev, had := m.wds[name]; had && prev != wd {
+		delete(m.names, prev)
+		stale, ok = prev, true
+	}
+	if old, had := m.names[wd]; had && old != name {
+		delete(m.wds, old)
+	}
+	m.names[wd] = name
+	m.wds[name] = wd
+	return stale, ok
+}
+
+// dropName forgets name and returns its wd.
+func (m watches) dropName(name string) (int32, bool) {
+	wd, ok := m.wds[name]
+	if ok {
+		delete(m.names, wd)
+		delete(m.wds, name)
+	}
+	return wd, ok
+}
+
+// dropWd forgets wd (the kernel dropped the watch: IN_IGNORED).
+func (m watches) dropWd(wd int32) {
+	if name, ok := m.names[wd]; ok {
+		delete(m.wds, name)
+		delete(m.names, wd)
+	}
 }

@@ -26,14 +26,12 @@ type Watcher struct {
 	// servicedir (compat: s6-overlay, SPEC §8). Set it before Run.
 	S6 bool
 
-	in      *inotify
-	rootWd  int32
-	wds     map[int32]string // watch descriptor -> service dir name
-	watched map[string]int32 // service dir name -> watch descriptor; mirrors wds
-	logWds  map[int32]string // with S6: watch descriptor of a dir's log/ -> its name
-	logOf   map[string]int32 // with S6: service dir name -> its log/ watch; mirrors logWds
-	warned  map[string]string
-	book    *book
+	in     *inotify
+	rootWd int32
+	dirs   watches // the service dirs' own watches
+	logs   watches // with S6: the watches of s6 dirs' log/, by their dir's name
+	warned map[string]string
+	book   *book
 	// ignored holds, for at most max names, why each is ignored, as last
 	// sent (Event.Ignored); over counts the ignored names left out since
 	// the last rescan began, overLogged the count last logged, overSaid
@@ -53,10 +51,8 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		max:          max,
 		log:          log,
 		SafetyRescan: DefaultSafetyRescan,
-		wds:          map[int32]string{},
-		watched:      map[string]int32{},
-		logWds:       map[int32]string{},
-		logOf:        map[string]int32{},
+		dirs:         newWatches(),
+		logs:         newWatches(),
 		warned:       map[string]string{},
 		ignored:      map[string]string{},
 		book:         newBook(max),
@@ -160,22 +156,20 @@ func (w *Watcher) note(evs []rawEvent) (dirty map[string]bool, overflow bool, er
 // what hinit never reads: supervise/, event/ and dot names; so does every
 // name in the dir's log/ (its own watch).
 func (w *Watcher) noteService(ev rawEvent, dirty map[string]bool) {
-	if name, ok := w.logWds[ev.wd]; ok { // an s6 dir's log/: log/run
+	if name, ok := w.logs.names[ev.wd]; ok { // an s6 dir's log/: log/run
 		if ev.mask&unix.IN_IGNORED != 0 {
-			delete(w.logWds, ev.wd)
-			delete(w.logOf, name)
+			w.logs.dropWd(ev.wd)
 		}
 		if ev.mask&unix.IN_IGNORED != 0 || s6Name(ev.name) {
 			dirty[name] = true
 		}
 		return
 	}
-	name, ok := w.wds[ev.wd]
+	name, ok := w.dirs.names[ev.wd]
 	switch {
 	case !ok:
 	case ev.mask&unix.IN_IGNORED != 0:
-		delete(w.wds, ev.wd)
-		delete(w.watched, name)
+		w.dirs.dropWd(ev.wd)
 		dirty[name] = true
 	case ev.name == "down":
 		dirty[name] = true
