@@ -1,6 +1,6 @@
 # Convenience targets; the scripts are the source of truth.
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X hinit/pid1.Version=$(VERSION) -X hinit/hsvc.Version=$(VERSION)
+LDFLAGS := -s -w -checklinkname=0 -X hinit/pid1.Version=$(VERSION) -X hinit/hsvc.Version=$(VERSION)
 GO ?= /usr/local/go/bin/go
 
 .PHONY: build cross demo test fuzz bench clean

@@ -1,0 +1,164 @@
+// Package childsig is the one rule for the signal state hinit's children
+// start with: the signal mask and the ignored dispositions, what tini calls
+// its sigconf.
+//
+// tini gives its child exactly the mask and the ignored signals it
+// inherited: a `nohup` or a CI runner that starts the init with SIGINT
+// ignored and SIGTERM blocked starts main that way too. A Go program cannot
+// do that by itself. Before its first instruction the runtime has unblocked
+// HUP, INT, QUIT, ILL, TRAP, ABRT, BUS, FPE, SEGV, TERM, STKFLT, CHLD, PROF,
+// SYS and URG on every thread and put its own handler over most ignored
+// signals, keeping what it replaced in two variables no Go code may name:
+// runtime.initSigmask (the mask the process started with) and runtime.fwdSig
+// (the handler each signal had). Inherited reads both, once, in this
+// package's init, before any other package can change a disposition: the
+// one place hinit reaches into the runtime, which is why hinit links with
+// -checklinkname=0 (docs/decisions.md, "Inherited signals").
+//
+// A State is then carried to the child in two ways (reaper.Start):
+//
+//   - the mask: the fork copies the forking thread's mask into the child
+//     and exec keeps it, so the fork runs on a locked thread whose mask is
+//     set to the State's for the fork's length;
+//   - the ignored signals: the fork resets every signal the runtime handles
+//     to its default, and hinit handles the ones it forwards, so a child
+//     that must ignore one of those (or must not ignore one hinit ignores)
+//     goes through the shim: hinit's own binary, run as ShimName in the
+//     forked child, sets the dispositions and the mask with raw system calls
+//     and execs the program, reporting a failed exec on a pipe as the fork
+//     itself would. Without such a signal (a container's init inherits
+//     none) nothing of this costs anything.
+package childsig
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Set is a set of signals 1-64: bit N-1 is signal N, as in the SigBlk and
+// SigIgn lines of /proc/PID/status.
+type Set uint64
+
+// Of is the set of the given signals.
+func Of(sigs ...syscall.Signal) Set {
+	var s Set
+	for _, n := range sigs {
+		s |= bit(n)
+	}
+	return s
+}
+
+func bit(n syscall.Signal) Set {
+	if n < 1 || n > 64 {
+		return 0
+	}
+	return 1 << (uint(n) - 1)
+}
+
+// Has reports whether n is in s.
+func (s Set) Has(n syscall.Signal) bool { return n >= 1 && n <= 64 && s&bit(n) != 0 }
+
+// String lists the signals as numbers ("2,15"), "none" when empty.
+func (s Set) String() string {
+	var b strings.Builder
+	for n := syscall.Signal(1); n <= 64; n++ {
+		if s.Has(n) {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(int(n)))
+		}
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
+// State is the signal state a child starts with: these signals ignored,
+// every other one at its default, and these blocked.
+type State struct {
+	Ignored Set
+	Blocked Set
+}
+
+// Default is a clean start: no signal ignored, none blocked.
+var Default State
+
+// Runtime is the signals the Go runtime needs unblocked on the thread that
+// forks, whatever the child is to have blocked: SIGURG preempts the
+// goroutine and signal 33 runs a system call on every thread (setuid and
+// friends), which would wait for ever on a thread that blocks it. They are
+// never blocked in a child (docs/tini.md says so).
+const Runtime = Set(1<<(syscall.SIGURG-1) | 1<<(33-1))
+
+// ShimName is argv[0] of hinit's own binary run as the shim: argv is then
+// ShimName, the ignored set, the blocked set, the error fd, the program's
+// path and its argv (see shimArgs).
+const ShimName = "hinit-sigexec"
+
+// ShimArgs is the argv of the shim that starts path with argv in state st,
+// reporting a failed exec on the shim's descriptor fd.
+func ShimArgs(st State, fd int, path string, argv []string) []string {
+	return append([]string{ShimName, strconv.FormatUint(uint64(st.Ignored), 16),
+		strconv.FormatUint(uint64(st.Blocked), 16), strconv.Itoa(fd), path}, argv...)
+}
+
+// parseShim reads ShimArgs back.
+func parseShim(args []string) (st State, fd int, path string, argv []string, err error) {
+	if len(args) < 6 || args[0] != ShimName {
+		return st, 0, "", nil, fmt.Errorf("usage: %s IGNORED BLOCKED FD PATH ARGV0 [ARG...]", ShimName)
+	}
+	ign, err1 := strconv.ParseUint(args[1], 16, 64)
+	blk, err2 := strconv.ParseUint(args[2], 16, 64)
+	fd, err3 := strconv.Atoi(args[3])
+	if err1 != nil || err2 != nil || err3 != nil || fd < 3 {
+		return st, 0, "", nil, fmt.Errorf("%s: bad arguments %q", ShimName, args[1:4])
+	}
+	return State{Ignored: Set(ign), Blocked: Set(blk)}, fd, args[4], args[5:], nil
+}
+
+// init runs the shim when this binary was started as one, and never
+// returns then. The shim needs nothing that Inherited captures.
+func init() {
+	if len(os.Args) > 0 && os.Args[0] == ShimName {
+		os.Exit(shim(os.Args))
+	}
+}
+
+// shim sets the state and execs the program. A failed exec is written to
+// the error fd as the errno's 4 bytes (what the parent's Start returns)
+// and the shim exits 127.
+func shim(args []string) int {
+	st, fd, path, argv, err := parseShim(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	syscall.CloseOnExec(fd)
+	errno := execIn(st, path, argv, os.Environ())
+	b := [4]byte{byte(errno), byte(errno >> 8), byte(errno >> 16), byte(errno >> 24)}
+	syscall.Write(fd, b[:])
+	return 127
+}
+
+// Exec replaces this process with path, started in state st, as the shim
+// does: for a program hinit execs instead of forking (with-contenv,
+// s6-setuidgid). It returns only when the exec failed, with the dispositions
+// and the calling thread's mask already changed: the caller reports the
+// error and exits.
+func Exec(st State, path string, argv, env []string) error {
+	return execIn(st, path, argv, env)
+}
+
+// DecodeErrno reads what the shim wrote on its error fd: 0 and false when
+// it wrote nothing (the exec succeeded).
+func DecodeErrno(b []byte) (syscall.Errno, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	return syscall.Errno(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24), true
+}

@@ -1,0 +1,64 @@
+package childsig
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// The shim run by hand: bad arguments are one line and exit 2; good ones
+// exec the program with exactly the state given, whatever the shim's own;
+// a program that cannot be executed is its errno on the error fd and 127.
+func TestShim(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(args []string, extra *os.File) (string, string, int) {
+		var out, errb strings.Builder
+		cmd := exec.Command(self)
+		cmd.Args = args
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if extra != nil {
+			cmd.ExtraFiles = []*os.File{extra}
+		}
+		cmd.Run()
+		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	}
+	if _, stderr, code := run([]string{ShimName, "zz", "0", "3", "/bin/true", "true"}, nil); code != 2 ||
+		stderr != ShimName+`: bad arguments ["zz" "0" "3"]`+"\n" {
+		t.Errorf("bad arguments: exit %d, %q", code, stderr)
+	}
+	st := State{Ignored: Of(syscall.SIGTERM, syscall.SIGSEGV, syscall.SIGHUP), Blocked: Of(syscall.SIGUSR1, syscall.SIGILL)}
+	out, stderr, code := run(ShimArgs(st, 3, "/bin/cat", []string{"cat", "/proc/self/status"}), os.Stderr)
+	if code != 0 {
+		t.Fatalf("shim to cat: exit %d, %s", code, stderr)
+	}
+	for field, want := range map[string]Set{"SigIgn": st.Ignored, "SigBlk": st.Blocked} {
+		var got Set = ^Set(0)
+		for _, l := range strings.Split(out, "\n") {
+			if v, ok := strings.CutPrefix(l, field+":\t"); ok {
+				m, _ := strconv.ParseUint(v, 16, 64)
+				got = Set(m)
+			}
+		}
+		if got != want {
+			t.Errorf("%s %s, want %s", field, got, want)
+		}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	_, _, code = run(ShimArgs(st, 3, "/nonexistent", []string{"x"}), pw)
+	pw.Close()
+	b := make([]byte, 8)
+	n, _ := pr.Read(b)
+	if errno, failed := DecodeErrno(b[:n]); code != 127 || !failed || errno != syscall.ENOENT {
+		t.Errorf("missing program: exit %d, error fd %q; want 127 and ENOENT", code, b[:n])
+	}
+}
