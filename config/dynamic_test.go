@@ -65,7 +65,7 @@ var serviceCases = []struct {
 	{
 		name: "unknown key",
 		yaml: "command: [x]\noverrides: {}\n",
-		want: []string{svcFile + `:2: overrides: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential)`},
+		want: []string{svcFile + `:2: overrides: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential, signals)`},
 	},
 	{
 		name: "ref without instance",

@@ -32,7 +32,7 @@ var parseCases = []struct {
 	{
 		name: "unknown service key",
 		yaml: "services:\n  web:\n    command: [web]\n    restrat: always\n",
-		want: []string{`hinit.yaml:4: services.web.restrat: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential, protected)`},
+		want: []string{`hinit.yaml:4: services.web.restrat: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential, signals, protected)`},
 	},
 	{
 		name: "unknown nested keys",
@@ -63,7 +63,7 @@ templates:
 			`hinit.yaml:9: services.web.log.rotate: unknown key (expected one of dir, max_size, keep, console)`,
 			`hinit.yaml:11: boot[0].retries: unknown key (expected one of name, command, timeout, on_failure)`,
 			`hinit.yaml:12: reconcile.dir: unknown key (expected one of home, template, check_grace)`,
-			`hinit.yaml:17: templates.gateway.overrides.default.commandd: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential)`,
+			`hinit.yaml:17: templates.gateway.overrides.default.commandd: unknown key (expected one of command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential, signals)`,
 		},
 	},
 	{

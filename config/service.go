@@ -28,7 +28,7 @@ const (
 )
 
 const (
-	serviceKeys  = "command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential"
+	serviceKeys  = "command, user, workdir, env, enabled, restart, no_restart_exit_codes, restart_now_exit_codes, backoff, give_up, stop, ready, log, essential, signals"
 	staticKeys   = serviceKeys + ", protected"
 	templateKeys = serviceKeys + ", overrides"
 )
@@ -114,6 +114,8 @@ func (d *decoder) serviceKey(s *Service, e entry, path string, o origin) bool {
 		s.Log = d.log(e.v, p)
 	case "essential":
 		d.boolTo(&s.Essential, e.v, p)
+	case "signals":
+		s.DefaultSignals = d.oneOf(e.v, p, "a signal state", SignalsInherited, SignalsDefault) == SignalsDefault
 	case "protected":
 		if o != fromStatic {
 			d.at(e.k, p, "only static services (services: in hinit.yaml) may be protected")

@@ -44,6 +44,12 @@ const (
 	RestartNever     = "never"      // never restart: the service ends "exited"
 )
 
+// Signal states a service's processes start with (signals:).
+const (
+	SignalsInherited = "inherited" // what hinit inherited, as main
+	SignalsDefault   = "default"   // nothing ignored, nothing blocked
+)
+
 // Config is the whole of hinit.yaml.
 type Config struct {
 	File            string               // path the config was read from ("" for built-in defaults)
@@ -100,6 +106,10 @@ type Service struct {
 	Log                Log
 	Essential          bool
 	Protected          bool
+	// DefaultSignals starts each process with no signal ignored and none
+	// blocked (signals: default) instead of the signal mask and ignored
+	// signals hinit inherited (signals: inherited, the default).
+	DefaultSignals bool
 
 	// RestartNowExitCodes are exits that ask for a new process (hermes'
 	// 75, EX_TEMPFAIL, after a graceful restart): restarted at once and

@@ -1,10 +1,11 @@
 // Package launch is the one builder of how hinit starts a program: a
 // service, the main program, a boot hook, or with-contenv's command. It
 // decides who the program runs as (uid, gid, supplementary groups), its
-// environment, its working dir, its session or process group and its
-// terminal, and what exit status a program that cannot run gets. It forks
+// environment, its working dir, its session or process group, its terminal,
+// the signal state it starts with, and what exit status a program that
+// cannot run gets. It forks
 // nothing itself: the Cmd it builds goes to reaper.Start, the only place
-// hinit forks (or to syscall.Exec for with-contenv).
+// hinit forks (or to Cmd.Exec for with-contenv and s6-setuidgid).
 //
 // # Environment precedence
 //
@@ -34,6 +35,7 @@ import (
 
 	"hinit/account"
 	"hinit/asuser"
+	"hinit/childsig"
 )
 
 // Session says what session and process group a program gets.
@@ -75,13 +77,18 @@ type Program struct {
 	// Files are the child's fds 0, 1, 2... (^uintptr(0): closed).
 	Files   []uintptr
 	Session Session
+	// DefaultSignals starts the program with no signal ignored and none
+	// blocked instead of what hinit inherited (childsig; a service's
+	// signals: default).
+	DefaultSignals bool
 }
 
 // Cmd is a built program: what reaper.Start takes.
 type Cmd struct {
-	Path string // the executable, found on the program's own PATH
-	Argv []string
-	Attr *syscall.ProcAttr
+	Path    string // the executable, found on the program's own PATH
+	Argv    []string
+	Attr    *syscall.ProcAttr
+	Signals childsig.State // the mask and ignored signals it starts with
 }
 
 // Build resolves the program's executable, environment and working dir.
@@ -112,7 +119,18 @@ func (p Program) Build() (*Cmd, error) {
 		sys.Credential = Credential(p.User)
 	}
 	attr := &syscall.ProcAttr{Dir: dir, Env: EnvList(env), Files: p.Files, Sys: sys}
-	return &Cmd{Path: path, Argv: p.Argv, Attr: attr}, nil
+	sig := childsig.Inherited()
+	if p.DefaultSignals {
+		sig = childsig.Default
+	}
+	return &Cmd{Path: path, Argv: p.Argv, Attr: attr, Signals: sig}, nil
+}
+
+// Exec replaces this process with the program (with-contenv, s6-setuidgid),
+// in its signal state; it returns only when the exec failed, and the caller
+// then exits (childsig.Exec).
+func (c *Cmd) Exec() error {
+	return childsig.Exec(c.Signals, c.Path, c.Argv, c.Attr.Env)
 }
 
 // dir is the working dir of the program.

@@ -140,7 +140,7 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	if err != nil {
 		return launch.ExitCode(err), err
 	}
-	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr)
+	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	if err != nil {
 		err = prog.StartError(cmd, err)
 		return launch.ExitCode(err), err

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"hinit/contenvd"
 	"hinit/launch"
@@ -202,7 +201,7 @@ func withContenv(args []string) int {
 		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v\n", err)
 		return launch.ExitCode(err)
 	}
-	err = syscall.Exec(cmd.Path, cmd.Argv, cmd.Attr.Env)
+	err = cmd.Exec()
 	fmt.Fprintf(os.Stderr, "hinit: with-contenv: exec %s: %v\n", args[0], err)
 	return launch.ExitCode(err)
 }

@@ -72,7 +72,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if err != nil {
 		return nil, err
 	}
-	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr)
+	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	if err != nil {
 		return nil, prog.StartError(cmd, err)
 	}

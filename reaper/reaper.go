@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/childsig"
 )
 
 // Status is how a process ended.
@@ -54,8 +57,8 @@ type Reaper struct {
 	mu      sync.Mutex
 	waiting map[int]chan Status // pid -> where its status goes, guarded by mu
 	idle    chan struct{}       // closed while we have no children at all, guarded by mu
-	keepTTY bool                // give children the inherited SIGTTIN/SIGTTOU, guarded by mu
-	ttyInh  ttyDispositions     // SIGTTIN/SIGTTOU as this process inherited them, guarded by mu
+	keepTTY bool                // set SIGTTIN/SIGTTOU for each child's fork, guarded by mu
+	noShim  bool                // the shim cannot run here, guarded by mu
 	warn    atomic.Bool         // log each orphan reaped as a warning (tini -w)
 }
 
@@ -77,20 +80,15 @@ func New(log *slog.Logger) *Reaper {
 }
 
 // IgnoreTTYSignals makes this process ignore SIGTTIN and SIGTTOU, as a PID 1
-// must, while children still start with the dispositions this process
-// inherited: default, or ignored when whoever started hinit ignored them.
-// An ignored signal stays ignored across exec, so each fork in Start
-// happens with the two set to what was inherited, and ignored again right
-// after (ttysig_linux.go; tini does the same restoration in its child). It
-// must be called before anything else changes the two.
+// must, while children still start with the dispositions their
+// childsig.State gives the two: each fork in Start happens with the two set
+// that way, and ignored again right after (ttysig_linux.go; tini does the
+// same restoration in its child). childsig has read what was inherited
+// before this changes it.
 func (r *Reaper) IgnoreTTYSignals() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	inh, err := currentTTY()
-	if err != nil {
-		r.log.Warn("cannot read the inherited SIGTTIN/SIGTTOU; children get the defaults", "err", err)
-	}
-	r.keepTTY, r.ttyInh = true, inh
+	r.keepTTY = true
 	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
 }
 
@@ -99,19 +97,34 @@ func (r *Reaper) IgnoreTTYSignals() {
 func (r *Reaper) WarnOrphans() { r.warn.Store(true) }
 
 // Start forks and execs argv0 with attr and registers the child before the
-// reaping loop can see it exit. The returned channel delivers its Status
+// reaping loop can see it exit. The child starts with the signal state sig
+// (childsig): its mask through the thread that forks, its ignored signals
+// as the fork leaves them or, where hinit's own dispositions differ from
+// sig's, through the shim. The returned channel delivers its Status
 // exactly once.
-func (r *Reaper) Start(argv0 string, argv []string, attr *syscall.ProcAttr) (int, <-chan Status, error) {
+func (r *Reaper) Start(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (int, <-chan Status, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	sig.Blocked &^= childsig.Runtime
 	if r.keepTTY {
-		old, err := setTTY(&r.ttyInh)
+		old, err := setTTY(ttyFor(sig.Ignored))
 		if err != nil {
 			return 0, nil, fmt.Errorf("restore SIGTTIN/SIGTTOU for the child: %w", err)
 		}
 		defer restoreTTY(&old)
 	}
-	pid, err := syscall.ForkExec(argv0, argv, attr)
+	var pid int
+	var err error
+	// A fork leaves ignored exactly what this process ignores now; only
+	// the signals hinit inherited ignored, and SIGTTIN/SIGTTOU, can be.
+	if childsig.Ignoring(sig.Ignored|childsig.Inherited().Ignored) != sig.Ignored && !r.noShim {
+		pid, err = r.startShim(argv0, argv, attr, sig)
+	} else {
+		err = childsig.WithMask(sig.Blocked, func() (err error) {
+			pid, err = syscall.ForkExec(argv0, argv, attr)
+			return err
+		})
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -119,6 +132,64 @@ func (r *Reaper) Start(argv0 string, argv []string, attr *syscall.ProcAttr) (int
 	r.waiting[pid] = done
 	r.markBusy()
 	return pid, done, nil
+}
+
+// startShim starts argv0 through the shim (childsig.ShimName): hinit's own
+// binary, forked as this child, sets sig and execs argv0, writing the
+// errno of a failed exec on a close-on-exec pipe that Start reads to its
+// end, so that the failure is Start's error as with a plain fork. A shim
+// that cannot run (hinit's binary not executable by the child's user, no
+// /proc) is warned about once; that child and the later ones start as a
+// plain fork leaves them. Caller holds mu.
+func (r *Reaper) startShim(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (int, error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return 0, err
+	}
+	defer syscall.Close(p[0])
+	a := *attr
+	a.Files = slices.Clone(attr.Files)
+	for len(a.Files) < 3 {
+		a.Files = append(a.Files, ^uintptr(0)) // closed in the child, as when missing
+	}
+	a.Files = append(a.Files, uintptr(p[1]))
+	var pid int
+	err := childsig.WithMask(sig.Blocked, func() (err error) {
+		pid, err = syscall.ForkExec("/proc/self/exe", childsig.ShimArgs(sig, len(a.Files)-1, argv0, argv), &a)
+		return err
+	})
+	syscall.Close(p[1])
+	if err != nil {
+		// The shim's own exec failed, or the fork before any exec (a
+		// workdir, a user): a plain fork says which.
+		err = childsig.WithMask(sig.Blocked, func() (err error) {
+			pid, err = syscall.ForkExec(argv0, argv, attr)
+			return err
+		})
+		if err == nil {
+			r.noShim = true
+			r.log.Warn(fmt.Sprintf("cannot start children through /proc/self/exe (hinit's own binary); they start "+
+				"with every signal hinit forwards at its default, whatever hinit inherited (ignored: %s)", sig.Ignored))
+		}
+		return pid, err
+	}
+	var b [4]byte
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Read(p[0], b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if m <= 0 {
+			break
+		}
+		n += m
+	}
+	if errno, failed := childsig.DecodeErrno(b[:n]); failed {
+		r.waiting[pid] = make(chan Status, 1) // reaped and dropped, as a failed fork's child
+		return 0, errno
+	}
+	return pid, nil
 }
 
 // markBusy records that we have a child. Caller holds mu.

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/childsig"
 	"hinit/internal/testprog"
 )
 
@@ -46,7 +47,7 @@ func start(t *testing.T, r *Reaper, prog string, args ...string) (int, <-chan St
 		Env:   append(os.Environ(), testprog.Env()),
 		Files: []uintptr{devnull.Fd(), os.Stderr.Fd(), os.Stderr.Fd()},
 	}
-	pid, done, err := r.Start(argv[0], argv, attr)
+	pid, done, err := r.Start(argv[0], argv, attr, childsig.Inherited())
 	if err != nil {
 		t.Fatalf("start %s: %v", prog, err)
 	}
@@ -130,7 +131,7 @@ func TestIdleWhenNoChildrenLeft(t *testing.T) {
 
 func TestStartError(t *testing.T) {
 	r := newReaper(t)
-	_, _, err := r.Start("/nonexistent/prog", []string{"prog"}, &syscall.ProcAttr{})
+	_, _, err := r.Start("/nonexistent/prog", []string{"prog"}, &syscall.ProcAttr{}, childsig.Inherited())
 	if err != syscall.ENOENT {
 		t.Fatalf("start of a missing program: %v, want ENOENT", err)
 	}
@@ -188,7 +189,7 @@ func TestIgnoreTTYSignals(t *testing.T) {
 			defer pr.Close()
 			argv := testprog.Command("sigign")
 			attr := &syscall.ProcAttr{Env: append(os.Environ(), testprog.Env()), Files: []uintptr{0, pw.Fd(), 2}}
-			_, done, err := r.Start(argv[0], argv, attr)
+			_, done, err := r.Start(argv[0], argv, attr, childsig.Inherited())
 			pw.Close()
 			if err != nil {
 				outs <- err.Error()
@@ -207,4 +208,76 @@ func TestIgnoreTTYSignals(t *testing.T) {
 	if got := self(); got != "TTIN=true TTOU=true" {
 		t.Errorf("hinit's own dispositions after the starts: %s", got)
 	}
+}
+
+// TestStartSignals: a child starts with exactly the mask and the ignored
+// signals it is given, whatever this process has: signals the Go runtime
+// handles (SEGV, TERM, USR1) ignored through the shim, a mask through the
+// forking thread, the clean state with neither; starts with different
+// states race one another. A program that cannot be executed fails Start
+// with the exec's errno, shim or not.
+func TestStartSignals(t *testing.T) {
+	r := newReaper(t)
+	r.IgnoreTTYSignals()
+	states := []childsig.State{
+		{Ignored: childsig.Of(syscall.SIGINT, syscall.SIGSEGV, syscall.SIGUSR1, syscall.SIGTTOU),
+			Blocked: childsig.Of(syscall.SIGTERM, syscall.SIGILL, syscall.SIGTTIN)},
+		{Blocked: childsig.Of(syscall.SIGHUP, syscall.SIGUSR2)}, // no shim
+		childsig.Default,
+		{Ignored: childsig.Of(syscall.SIGTTIN)}, // no shim: the reaper sets TTIN itself
+	}
+	const rounds = 5
+	type result struct {
+		want childsig.State
+		got  string
+	}
+	outs := make(chan result, rounds*len(states))
+	for range rounds {
+		for _, st := range states {
+			go func() {
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					outs <- result{st, err.Error()}
+					return
+				}
+				defer pr.Close()
+				attr := &syscall.ProcAttr{Files: []uintptr{0, pw.Fd(), 2}}
+				_, done, err := r.Start("/bin/cat", []string{"cat", "/proc/self/status"}, attr, st)
+				pw.Close()
+				if err != nil {
+					outs <- result{st, err.Error()}
+					return
+				}
+				b, _ := io.ReadAll(pr)
+				<-done
+				outs <- result{st, string(b)}
+			}()
+		}
+	}
+	for range rounds * len(states) {
+		res := <-outs
+		ign, blk := statusMask(res.got, "SigIgn"), statusMask(res.got, "SigBlk")
+		if ign != res.want.Ignored || blk != res.want.Blocked {
+			t.Errorf("child started with SigIgn %s, SigBlk %s; want %s and %s (%.60q)",
+				ign, blk, res.want.Ignored, res.want.Blocked, res.got)
+		}
+	}
+	for _, st := range states[:2] {
+		if _, _, err := r.Start("/nonexistent/prog", []string{"prog"}, &syscall.ProcAttr{}, st); err != syscall.ENOENT {
+			t.Errorf("Start of a missing program with %+v: %v, want ENOENT", st, err)
+		}
+	}
+}
+
+// statusMask reads a mask line of /proc/PID/status; all bits set when it
+// is missing, which no test wants.
+func statusMask(status, field string) childsig.Set {
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, field+":\t"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil {
+				return childsig.Set(m)
+			}
+		}
+	}
+	return ^childsig.Set(0)
 }

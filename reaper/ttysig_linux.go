@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/childsig"
 )
 
 // sigaction is the kernel's struct sigaction on amd64 and arm64 (the
@@ -18,25 +20,25 @@ type sigaction struct {
 	mask     uint64
 }
 
-// ttyDispositions are what SIGTTIN and SIGTTOU were before defaultTTY.
+// ttyDispositions are SIGTTIN's and SIGTTOU's.
 type ttyDispositions [2]sigaction
 
 var ttySignals = [2]syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU}
 
-// currentTTY reads SIGTTIN's and SIGTTOU's dispositions without changing
-// them.
-func currentTTY() (cur ttyDispositions, err error) {
+// ttyFor is the two dispositions a child that ignores ignored starts with.
+func ttyFor(ignored childsig.Set) *ttyDispositions {
+	var d ttyDispositions
 	for i, s := range ttySignals {
-		if err = rtSigaction(s, nil, &cur[i]); err != nil {
-			return cur, err
+		if ignored.Has(s) {
+			d[i].handler = 1 // SIG_IGN; zero is SIG_DFL
 		}
 	}
-	return cur, nil
+	return &d
 }
 
-// setTTY gives SIGTTIN and SIGTTOU the dispositions in want (what this
-// process inherited: default or ignored) for the fork that follows, and
-// returns what to restore right after it. It talks to the kernel
+// setTTY gives SIGTTIN and SIGTTOU the dispositions in want (default or
+// ignored) for the fork that follows, and returns what to restore right
+// after it. It talks to the kernel
 // directly: os/signal would hand each change to its own locked thread and
 // wait for it, several thread switches per start, which a thousand
 // services at boot pay a thousand times. Go's own view of the two signals
@@ -58,7 +60,7 @@ func setTTY(want *ttyDispositions) (old ttyDispositions, err error) {
 	return old, nil
 }
 
-// restoreTTY puts back what defaultTTY found.
+// restoreTTY puts back what setTTY found.
 func restoreTTY(old *ttyDispositions) {
 	for i, s := range ttySignals {
 		rtSigaction(s, &old[i], nil)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"hinit/childsig"
 )
 
 // On other architectures the kernel's struct sigaction differs, so the
@@ -16,7 +18,7 @@ type ttyDispositions struct{}
 
 var ttyNotes = make(chan os.Signal, 1)
 
-func currentTTY() (ttyDispositions, error) { return ttyDispositions{}, nil }
+func ttyFor(childsig.Set) *ttyDispositions { return &ttyDispositions{} }
 
 func setTTY(*ttyDispositions) (ttyDispositions, error) {
 	signal.Notify(ttyNotes, syscall.SIGTTIN, syscall.SIGTTOU)

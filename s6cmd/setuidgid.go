@@ -2,7 +2,6 @@ package s6cmd
 
 import (
 	"os"
-	"syscall"
 
 	"hinit/account"
 	"hinit/launch"
@@ -30,7 +29,7 @@ func runSetuidgid(e *env, args []string) int {
 	}
 	cmd, err := launch.Program{Argv: args[1:], Env: launch.ProcessEnv()}.Build()
 	if err == nil {
-		err = syscall.Exec(cmd.Path, cmd.Argv, cmd.Attr.Env)
+		err = cmd.Exec()
 	}
 	return e.fatal(launch.ExitCode(err), "unable to exec %s: %s", args[1], errText(err))
 }

@@ -50,12 +50,13 @@ func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool 
 	}
 	files := r.io.files(devnull, out)
 	prog := launch.Program{Argv: argv, Env: r.deps.Environ(), User: p.acct, Switch: r.deps.Root, Own: p.def.Env,
-		Workdir: p.def.Workdir, Files: files, Session: launch.NewSession}
+		Workdir: p.def.Workdir, Files: files, Session: launch.NewSession,
+		DefaultSignals: p.def.DefaultSignals}
 	cmd, err := prog.Build()
 	var pid int
 	var done <-chan reaper.Status
 	if err == nil {
-		pid, done, err = r.deps.Spawner.Start(cmd.Path, cmd.Argv, cmd.Attr)
+		pid, done, err = r.deps.Spawner.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	}
 	if err != nil {
 		r.deps.Log.Error("cannot run finish", "svc", r.name, "path", argv[0], "err", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"hinit/account"
+	"hinit/childsig"
 	"hinit/config"
 	"hinit/reaper"
 	"hinit/svclog"
@@ -19,7 +20,7 @@ import (
 // Spawner starts processes and reports their exits; *reaper.Reaper is the
 // real one.
 type Spawner interface {
-	Start(argv0 string, argv []string, attr *syscall.ProcAttr) (int, <-chan reaper.Status, error)
+	Start(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (int, <-chan reaper.Status, error)
 }
 
 // Deps is what all services of a Group share.

@@ -57,7 +57,8 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 		return nil, err
 	}
 	prog := launch.Program{Argv: def.Command, Env: env, User: acct, Switch: r.deps.Root, Own: def.Env,
-		Workdir: def.Workdir, InHome: true, Session: launch.NewSession}
+		Workdir: def.Workdir, InHome: true, Session: launch.NewSession,
+		DefaultSignals: def.DefaultSignals}
 	cmd, err := prog.Build()
 	if err != nil {
 		return nil, err // before the log opens: a command that cannot run creates no log file
@@ -81,7 +82,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 		return nil, err
 	}
 	cmd.Attr.Files = files
-	inst.pid, inst.done, err = r.deps.Spawner.Start(cmd.Path, cmd.Argv, cmd.Attr)
+	inst.pid, inst.done, err = r.deps.Spawner.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	if notify != nil {
 		notify.Close() // the child has its copy
 	}
