@@ -98,6 +98,12 @@ func (d *dynamic) apply(ev scandir.Event) {
 			g.Remove(ev.Name, true)
 		}
 	default:
+		if !ev.Entry.Current() {
+			// Read before its dir was removed or replaced: an unregister
+			// that has finished since (left) must not start the service
+			// again, and a new dir's own event follows this one.
+			return
+		}
 		def, err := d.define(ev.Entry)
 		if err != nil {
 			d.m.log.Error(err.Error(), "svc", ev.Name)

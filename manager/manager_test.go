@@ -1,6 +1,8 @@
 package manager_test
 
 import (
+	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +11,9 @@ import (
 
 	"hinit/control"
 	"hinit/internal/testprog"
+	"hinit/manager"
 	mt "hinit/manager/managertest"
+	"hinit/scandir"
 )
 
 func TestMain(m *testing.M) {
@@ -95,6 +99,38 @@ func TestUnregisterWaits(t *testing.T) {
 		t.Errorf("dir still there after unregister --wait: %v", err)
 	}
 	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"web"}}, control.CodeNoService, "no such service: web")
+}
+
+// An event the scandir watcher read before an unregister removed the dir,
+// applied once the unregister is over (events wait in a channel), does not
+// start the service again. In a container, hermes profile delete then
+// found a new gateway, and its planned-stop marker, being written into the
+// profile dir it was removing ("directory not empty").
+func TestStaleEventAfterUnregister(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	f.Publish("svc", "command: "+prog("sleep", "inf")+"\n"+testEnv)
+	// A second watcher of the same scandir reads the dir as the manager's
+	// did; its event is held until the unregister is over.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan scandir.Event, 16)
+	go scandir.New(f.Scandir, 100, slog.New(slog.DiscardHandler)).Run(ctx, events)
+	var held scandir.Event
+	for held.Entry == nil {
+		select {
+		case ev := <-events:
+			if ev.Name == "svc" {
+				held = ev
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the second watcher did not report svc")
+		}
+	}
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"svc"}, Wait: "10s"}, 0, "")
+	manager.ApplyEvent(f.M, held)
+	if st := f.Status("svc"); st != nil {
+		t.Fatalf("svc is back after its unregister: %+v", *st)
+	}
 }
 
 // A static service cannot be unregistered; a protected one is root's.

@@ -38,7 +38,7 @@ func readEntry(name, path string, s6 bool, seed maphash.Seed) (e Entry, ok bool,
 	if err := unix.Fstat(dfd, &st); err != nil {
 		return Entry{}, false, fmt.Errorf("stat %s: %w", path, err)
 	}
-	e = Entry{Name: name, Dir: path, UID: int(st.Uid), GID: int(st.Gid)}
+	e = Entry{Name: name, Dir: path, UID: int(st.Uid), GID: int(st.Gid), dev: st.Dev, ino: st.Ino}
 	var judge trust.Judge
 	judge.Add(path, &st)
 	e.YAML, e.ModTime, e.Err = readYAML(dfd, path, &judge)

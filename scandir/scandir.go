@@ -45,6 +45,8 @@ import (
 	"errors"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/s6dir"
 	"hinit/trust"
 )
@@ -102,6 +104,24 @@ type Entry struct {
 	// module (~145 KB of hinit) into PID 1 for this one use.
 	sum     uint64
 	dropped bool // YAML dropped by the Watcher's book; read the dir again for it
+	// dev and ino are the dir's identity, for Current: a dir removed and
+	// made again under the same name is another dir. On tmpfs (where the
+	// image keeps the scandir) an inode number is never reused; a disk
+	// file system may give a dir made again at once its predecessor's, and
+	// it is then taken for it: an event read from the old dir is applied
+	// as the new one's, and if their contents differ the new one's own
+	// event follows.
+	dev, ino uint64
+}
+
+// Current reports whether the dir e was read from is still in its place. A
+// consumer may apply an Event well after the Watcher read it (events wait
+// in a channel); a dir removed or replaced since must not be acted on, and
+// never needs to be: the Watcher reports the removal or the new dir in an
+// Event of its own, later in the same stream.
+func (e *Entry) Current() bool {
+	var st unix.Stat_t
+	return unix.Lstat(e.Dir, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Dev == e.dev && st.Ino == e.ino
 }
 
 // kept is e as the Watcher's book keeps it: without YAML (64 KiB a dir,
@@ -113,7 +133,7 @@ func (e Entry) kept() Entry {
 
 // same reports whether a consumer holding a would need to hear about b.
 func (a Entry) same(b Entry) bool {
-	return a.Name == b.Name && a.Dir == b.Dir && a.UID == b.UID && a.GID == b.GID &&
+	return a.Name == b.Name && a.Dir == b.Dir && a.dev == b.dev && a.ino == b.ino && a.UID == b.UID && a.GID == b.GID &&
 		a.Down == b.Down && sameS6(a.S6, b.S6) && a.sum == b.sum && a.ModTime.Equal(b.ModTime) &&
 		errText(a.Err) == errText(b.Err) && a.Trust.Root == b.Trust.Root &&
 		a.Trust.UID == b.Trust.UID && a.Trust.GID == b.Trust.GID && errText(a.Trust.Refused) == errText(b.Trust.Refused)

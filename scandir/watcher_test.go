@@ -444,3 +444,39 @@ func TestNoGoroutineLeakAfterCancel(t *testing.T) {
 		})
 	}
 }
+
+// An Entry says whether its dir is still the one it was read from: a
+// consumer applying an event late (hinit's manager, after an unregister
+// removed the dir) can tell. A dir swapped for one with the same content,
+// even the same mtime (cp -a, then RENAME_EXCHANGE), is reported again, so
+// a consumer that drops the stale event still hears of the new dir; as is
+// a dir made again after a removal.
+func TestEntryCurrent(t *testing.T) {
+	h := start(t, "", 1000, nil)
+	h.install("svc", yamlA)
+	old := h.waitEntry("svc", func(*Entry) bool { return true })
+	if !old.Current() {
+		t.Fatalf("the entry just read is not current: %+v", old)
+	}
+	path, aside := filepath.Join(h.dir, "svc"), filepath.Join(h.dir, ".aside")
+	must(t, os.Mkdir(aside, 0o755))
+	must(t, os.WriteFile(filepath.Join(aside, "service.yaml"), []byte(yamlA), 0o644))
+	must(t, os.Chtimes(filepath.Join(aside, "service.yaml"), old.ModTime, old.ModTime))
+	must(t, unix.Renameat2(unix.AT_FDCWD, aside, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE))
+	if old.Current() {
+		t.Fatal("the entry of a dir swapped out is current")
+	}
+	swapped := h.waitEntry("svc", func(e *Entry) bool { return e.Current() })
+	if string(swapped.YAML) != yamlA {
+		t.Fatalf("the swapped-in dir: %+v", swapped)
+	}
+	// Removed, then made again: the old dir stays aside (.aside), so that
+	// the new one cannot reuse its inode number, as ext4 would at once
+	// (tmpfs never does).
+	must(t, os.Rename(path, filepath.Join(h.dir, ".gone")))
+	if swapped.Current() {
+		t.Fatal("the entry of a removed dir is current")
+	}
+	h.install("svc", yamlA)
+	h.waitEntry("svc", func(e *Entry) bool { return e.Current() })
+}
