@@ -7,12 +7,13 @@
 // ignored and SIGTERM blocked starts main that way too. A Go program cannot
 // do that by itself. Before its first instruction the runtime has unblocked
 // HUP, INT, QUIT, ILL, TRAP, ABRT, BUS, FPE, SEGV, TERM, STKFLT, CHLD, PROF,
-// SYS and URG on every thread and put its own handler over most ignored
+// SYS, URG and signals 32 to 34 on every thread and put its own handler over most ignored
 // signals, keeping what it replaced in two variables no Go code may name:
 // runtime.initSigmask (the mask the process started with) and runtime.fwdSig
 // (the handler each signal had). Inherited reads both, once, in this
-// package's init, before any other package can change a disposition: the
-// one place hinit reaches into the runtime, which is why hinit links with
+// package's init, before main changes any disposition (no package of
+// hinit does in its init; a Notify after an Ignore would write fwdSig
+// again): the one place hinit reaches into the runtime, which is why hinit links with
 // -checklinkname=0 (docs/decisions.md, "Inherited signals").
 //
 // A State is then carried to the child in two ways (reaper.Start):
@@ -26,7 +27,8 @@
 //     goes through the shim: hinit's own binary, run as ShimName in the
 //     forked child, sets the dispositions and the mask with raw system calls
 //     and execs the program, reporting a failed exec on a pipe as the fork
-//     itself would. Without such a signal (a container's init inherits
+//     itself would. Being a Go program, it opens /dev/null on a closed fd
+//     0-2 (hinit never starts a program with one closed). Without such a signal (a container's init inherits
 //     none) nothing of this costs anything.
 package childsig
 

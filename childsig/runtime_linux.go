@@ -17,7 +17,8 @@ import (
 // runtime changed it, and the handler each signal had before the runtime
 // put its own there (SIG_DFL, 0, for the signals it leaves alone, which
 // the kernel then still holds as inherited). Both are written before any
-// package's init and never again for a signal the runtime handles.
+// package's init; fwdSig again only when os/signal takes a signal back
+// after ignoring it, which nothing does before childsig's init.
 //
 //go:linkname runtimeInitSigmask runtime.initSigmask
 var runtimeInitSigmask [2]uint32
@@ -90,7 +91,8 @@ func setMask(m Set) (old Set, err error) {
 }
 
 // WithMask runs fork on a thread whose mask is blocked (less Runtime) for
-// fork's length, so that a child forked there starts with that mask: the
+// fork's length (a fault of Go code on that thread meanwhile, were SIGSEGV
+// among them, would end hinit at once instead of panicking), so that a child forked there starts with that mask: the
 // runtime copies the forking thread's mask into the child and exec keeps
 // it. When neither blocked nor the inherited mask has a signal in it, the
 // thread's mask is already empty and fork just runs.

@@ -54,12 +54,12 @@ type Reaper struct {
 	sigchld chan os.Signal
 	orphans atomic.Uint64
 
-	mu      sync.Mutex
-	waiting map[int]chan Status // pid -> where its status goes, guarded by mu
-	idle    chan struct{}       // closed while we have no children at all, guarded by mu
-	keepTTY bool                // set SIGTTIN/SIGTTOU for each child's fork, guarded by mu
-	noShim  bool                // the shim cannot run here, guarded by mu
-	warn    atomic.Bool         // log each orphan reaped as a warning (tini -w)
+	mu         sync.Mutex
+	waiting    map[int]chan Status // pid -> where its status goes, guarded by mu
+	idle       chan struct{}       // closed while we have no children at all, guarded by mu
+	keepTTY    bool                // set SIGTTIN/SIGTTOU for each child's fork, guarded by mu
+	shimWarned bool                // a child could not start through the shim, guarded by mu
+	warn       atomic.Bool         // log each orphan reaped as a warning (tini -w)
 }
 
 // New subscribes to SIGCHLD at once, so it must be called before any child
@@ -103,80 +103,128 @@ func (r *Reaper) WarnOrphans() { r.warn.Store(true) }
 // sig's, through the shim. The returned channel delivers its Status
 // exactly once.
 func (r *Reaper) Start(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (int, <-chan Status, error) {
+	pid, done, shimErr, err := r.fork(argv0, argv, attr, sig)
+	if err != nil {
+		return 0, nil, err
+	}
+	if shimErr >= 0 {
+		if err := r.awaitShim(pid, shimErr); err != nil {
+			return 0, nil, err // its status goes to done, which nobody reads
+		}
+	}
+	return pid, done, nil
+}
+
+// fork forks the child and registers it, under mu. shimErr is the read end
+// of the shim's error pipe when the child is the shim, else -1.
+func (r *Reaper) fork(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (pid int, done chan Status, shimErr int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sig.Blocked &^= childsig.Runtime
 	if r.keepTTY {
 		old, err := setTTY(ttyFor(sig.Ignored))
 		if err != nil {
-			return 0, nil, fmt.Errorf("restore SIGTTIN/SIGTTOU for the child: %w", err)
+			return 0, nil, -1, fmt.Errorf("restore SIGTTIN/SIGTTOU for the child: %w", err)
 		}
 		defer restoreTTY(&old)
 	}
-	var pid int
-	var err error
+	shimErr = -1
 	// A fork leaves ignored exactly what this process ignores now; only
 	// the signals hinit inherited ignored, and SIGTTIN/SIGTTOU, can be.
-	if childsig.Ignoring(sig.Ignored|childsig.Inherited().Ignored) != sig.Ignored && !r.noShim {
-		pid, err = r.startShim(argv0, argv, attr, sig)
+	if childsig.Ignoring(sig.Ignored|childsig.Inherited().Ignored) != sig.Ignored {
+		pid, shimErr, err = r.forkShim(argv0, argv, attr, sig)
 	} else {
-		err = childsig.WithMask(sig.Blocked, func() (err error) {
-			pid, err = syscall.ForkExec(argv0, argv, attr)
-			return err
-		})
+		pid, err = forkMasked(argv0, argv, attr, sig.Blocked)
 	}
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, -1, err
 	}
-	done := make(chan Status, 1)
+	done = make(chan Status, 1)
 	r.waiting[pid] = done
 	r.markBusy()
-	return pid, done, nil
+	return pid, done, shimErr, nil
 }
 
-// startShim starts argv0 through the shim (childsig.ShimName): hinit's own
+// forkMasked forks and execs with the mask blocked (childsig.WithMask).
+func forkMasked(argv0 string, argv []string, attr *syscall.ProcAttr, blocked childsig.Set) (pid int, err error) {
+	err = childsig.WithMask(blocked, func() (err error) {
+		pid, err = syscall.ForkExec(argv0, argv, attr)
+		return err
+	})
+	return pid, err
+}
+
+// The shim is hinit's own binary, run through this path; a shim that has
+// not exec'd the program within shimTimeout is killed. Variables for the
+// tests.
+var (
+	shimExe     = "/proc/self/exe"
+	shimTimeout = 10 * time.Second
+)
+
+// forkShim starts argv0 through the shim (childsig.ShimName): hinit's own
 // binary, forked as this child, sets sig and execs argv0, writing the
-// errno of a failed exec on a close-on-exec pipe that Start reads to its
-// end, so that the failure is Start's error as with a plain fork. A shim
-// that cannot run (hinit's binary not executable by the child's user, no
-// /proc) is warned about once; that child and the later ones start as a
-// plain fork leaves them. Caller holds mu.
-func (r *Reaper) startShim(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (int, error) {
+// errno of a failed exec on a close-on-exec pipe whose read end it returns
+// (awaitShim reads it), so that the failure is Start's error as with a
+// plain fork. A closed fd 0-2 becomes /dev/null on the way (the Go
+// runtime's start opens it there); hinit never starts a program with one
+// closed. When the shim cannot be started (its fork or exec fails where a
+// plain fork succeeds: hinit's binary not executable by the child's user,
+// no /proc), the child starts as a plain fork leaves it, with a warning
+// the first time. Caller holds mu.
+func (r *Reaper) forkShim(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (int, int, error) {
 	var p [2]int
 	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
-		return 0, err
+		return 0, -1, err
 	}
-	defer syscall.Close(p[0])
 	a := *attr
 	a.Files = slices.Clone(attr.Files)
 	for len(a.Files) < 3 {
 		a.Files = append(a.Files, ^uintptr(0)) // closed in the child, as when missing
 	}
 	a.Files = append(a.Files, uintptr(p[1]))
-	var pid int
-	err := childsig.WithMask(sig.Blocked, func() (err error) {
-		pid, err = syscall.ForkExec("/proc/self/exe", childsig.ShimArgs(sig, len(a.Files)-1, argv0, argv), &a)
-		return err
-	})
+	pid, err := forkMasked(shimExe, childsig.ShimArgs(sig, len(a.Files)-1, argv0, argv), &a, sig.Blocked)
 	syscall.Close(p[1])
-	if err != nil {
-		// The shim's own exec failed, or the fork before any exec (a
-		// workdir, a user): a plain fork says which.
-		err = childsig.WithMask(sig.Blocked, func() (err error) {
-			pid, err = syscall.ForkExec(argv0, argv, attr)
-			return err
-		})
-		if err == nil {
-			r.noShim = true
-			r.log.Warn(fmt.Sprintf("cannot start children through /proc/self/exe (hinit's own binary); they start "+
-				"with every signal hinit forwards at its default, whatever hinit inherited (ignored: %s)", sig.Ignored))
-		}
-		return pid, err
+	if err == nil {
+		return pid, p[0], nil
 	}
+	syscall.Close(p[0])
+	// The shim's own exec failed, or the fork before any exec (a workdir,
+	// a user): a plain fork says which.
+	pid, perr := forkMasked(argv0, argv, attr, sig.Blocked)
+	if perr == nil && !r.shimWarned {
+		r.shimWarned = true
+		r.log.Warn(fmt.Sprintf("cannot start a child through %s (hinit's own binary): %v; it starts with every "+
+			"signal hinit forwards at its default, whatever hinit inherited (ignored: %s)", shimExe, err, sig.Ignored))
+	}
+	return pid, -1, perr
+}
+
+// awaitShim reads the shim's error pipe fd to its end: nothing when the
+// shim exec'd the program, the errno when that exec failed. It runs
+// without mu: the shim runs as the child's user, who may stop it, and the
+// reaper goes on meanwhile. A shim still there after shimTimeout is killed
+// (it is registered and not reaped while it is in waiting, so the pid is
+// still its own) and Start fails.
+func (r *Reaper) awaitShim(pid, fd int) error {
+	defer syscall.Close(fd)
+	deadline := time.Now().Add(shimTimeout)
 	var b [4]byte
 	n := 0
 	for n < len(b) {
-		m, err := syscall.Read(p[0], b[n:])
+		left := time.Until(deadline)
+		if left <= 0 {
+			r.killShim(pid)
+			return fmt.Errorf("%s did not exec the program within %v (stopped?): killed", childsig.ShimName, shimTimeout)
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, int(left/time.Millisecond)+1); err != nil && err != unix.EINTR {
+			return fmt.Errorf("wait for %s: %w", childsig.ShimName, err)
+		}
+		if pfd[0].Revents == 0 {
+			continue
+		}
+		m, err := syscall.Read(fd, b[n:])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -186,10 +234,18 @@ func (r *Reaper) startShim(argv0 string, argv []string, attr *syscall.ProcAttr, 
 		n += m
 	}
 	if errno, failed := childsig.DecodeErrno(b[:n]); failed {
-		r.waiting[pid] = make(chan Status, 1) // reaped and dropped, as a failed fork's child
-		return 0, errno
+		return errno
 	}
-	return pid, nil
+	return nil
+}
+
+// killShim kills the shim pid unless it has been reaped already.
+func (r *Reaper) killShim(pid int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.waiting[pid]; ok {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // markBusy records that we have a child. Caller holds mu.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -280,4 +281,82 @@ func statusMask(status, field string) childsig.Set {
 		}
 	}
 	return ^childsig.Set(0)
+}
+
+// TestStoppedShim: a shim that never execs (its user stopped it: SIGSTOP
+// needs no privilege over one's own process) blocks neither the reaper nor
+// other starts, and its Start fails once shimTimeout has passed, the shim
+// killed and reaped. Before, Start read the shim's pipe holding the lock
+// the reaping loop takes: PID 1 stopped reaping and starting for good.
+func TestStoppedShim(t *testing.T) {
+	stopper := filepath.Join(t.TempDir(), "stopper")
+	if err := os.WriteFile(stopper, []byte("#!/bin/sh\nkill -STOP $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldExe, oldTimeout := shimExe, shimTimeout
+	shimExe, shimTimeout = stopper, 3*time.Second
+	defer func() { shimExe, shimTimeout = oldExe, oldTimeout }()
+	r := newReaper(t)
+
+	shimmed := childsig.State{Ignored: childsig.Of(syscall.SIGUSR1)} // this process handles USR1: through the shim
+	type result struct {
+		pid int
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		pid, _, err := r.Start("/bin/true", []string{"true"}, &syscall.ProcAttr{}, shimmed)
+		first <- result{pid, err}
+	}()
+	var stopped int
+	testprog.WaitFor(t, 10*time.Second, "the shim stopped", func() bool {
+		stopped = stoppedChild()
+		return stopped != 0
+	})
+
+	_, done, err := r.Start("/bin/true", []string{"true"}, &syscall.ProcAttr{}, childsig.Default)
+	if err != nil {
+		t.Fatalf("a start beside the stopped shim: %v", err)
+	}
+	if st := <-done; st.ExitStatus() != 0 {
+		t.Errorf("/bin/true beside the stopped shim: %+v", st)
+	}
+	select {
+	case res := <-first:
+		t.Fatalf("the stopped shim's Start returned before its timeout: %+v", res)
+	default:
+	}
+
+	res := <-first
+	if res.err == nil || !strings.Contains(res.err.Error(), "did not exec the program within 3s") {
+		t.Fatalf("the stopped shim's Start: pid %d, %v", res.pid, res.err)
+	}
+	testprog.WaitFor(t, 10*time.Second, "the shim killed and reaped", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		_, waiting := r.waiting[stopped]
+		return !waiting
+	})
+}
+
+// stoppedChild is the pid of a stopped child of this process, or 0.
+func stoppedChild() int {
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:]) // state, ppid, ...
+		if len(f) > 1 && f[0] == "T" && f[1] == strconv.Itoa(os.Getpid()) {
+			pid, _ := strconv.Atoi(strings.Fields(s)[0])
+			return pid
+		}
+	}
+	return 0
 }
