@@ -24,13 +24,16 @@ import (
 type dynamic struct {
 	m *Manager
 
-	mu      sync.Mutex
-	notes   map[string]string   // name -> why the dir is not a service, guarded by mu
-	leaving map[string]struct{} // names unregistered whose dir is not removed yet, guarded by mu
+	mu    sync.Mutex
+	notes map[string]string // name -> why the dir is not a service, guarded by mu
+	// leaving holds the names unregistered whose dir is not removed yet
+	// (false) or could not be (true: it stays ignored until it is gone),
+	// guarded by mu.
+	leaving map[string]bool
 }
 
 func newDynamic(m *Manager) *dynamic {
-	return &dynamic{m: m, notes: make(map[string]string), leaving: make(map[string]struct{})}
+	return &dynamic{m: m, notes: make(map[string]string), leaving: make(map[string]bool)}
 }
 
 // WatchScandir watches the scandir until ctx ends and returns a channel
@@ -70,8 +73,13 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 
 // apply brings the group in line with one scandir event.
 func (d *dynamic) apply(ev scandir.Event) {
-	if d.isLeaving(ev.Name) {
-		return // unregistered: its dir goes once the process is gone
+	if stuck, ok := d.leavingState(ev.Name); ok {
+		// Unregistered: its dir goes once the process is gone. A dir that
+		// could not be removed stays ignored until its removal is seen.
+		if stuck && ev.Entry == nil && !ev.Refused && ev.Ignored == "" {
+			d.gone(ev.Name)
+		}
+		return
 	}
 	g := d.m.group
 	existing := g.Get(ev.Name)
@@ -165,26 +173,41 @@ func (d *dynamic) note(name, why string) {
 func (d *dynamic) leave(name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.leaving[name] = struct{}{}
+	d.leaving[name] = false
 	delete(d.notes, name)
 }
 
-// left ends leave once the dir is removed, or could not be (err), which
-// status then shows.
+// left ends leave once the dir is removed. When it could not be (err),
+// which status then shows, its events stay ignored until the watcher
+// reports it gone (gone): an event read before the failed removal would
+// otherwise start the service again, its dir being still in place.
 func (d *dynamic) left(name string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	delete(d.leaving, name)
-	if err != nil {
-		d.notes[name] = "unregistered, but its dir is left: " + err.Error()
+	if err == nil {
+		delete(d.leaving, name)
+		return
 	}
+	d.leaving[name] = true
+	d.notes[name] = "unregistered, but its dir is left: " + err.Error()
 }
 
-func (d *dynamic) isLeaving(name string) bool {
+// gone forgets an unregistered name whose dir was left behind, now that
+// the dir is gone.
+func (d *dynamic) gone(name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, ok := d.leaving[name]
-	return ok
+	delete(d.leaving, name)
+	delete(d.notes, name)
+}
+
+// leavingState reports whether name is unregistered and its dir not yet
+// removed (ok), and whether its removal failed (stuck).
+func (d *dynamic) leavingState(name string) (stuck, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	stuck, ok = d.leaving[name]
+	return stuck, ok
 }
 
 // why is what status shows about the dir name that is not a service, or "".

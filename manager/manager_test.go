@@ -2,6 +2,7 @@ package manager_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -103,33 +104,53 @@ func TestUnregisterWaits(t *testing.T) {
 
 // An event the scandir watcher read before an unregister removed the dir,
 // applied once the unregister is over (events wait in a channel), does not
-// start the service again. In a container, hermes profile delete then
+// start the service again; nor when the dir could not be removed and is
+// still there, until it is gone. In a container, hermes profile delete
 // found a new gateway, and its planned-stop marker, being written into the
 // profile dir it was removing ("directory not empty").
 func TestStaleEventAfterUnregister(t *testing.T) {
-	f := mt.Start(t, "", nil)
-	f.Publish("svc", "command: "+prog("sleep", "inf")+"\n"+testEnv)
-	// A second watcher of the same scandir reads the dir as the manager's
-	// did; its event is held until the unregister is over.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	events := make(chan scandir.Event, 16)
-	go scandir.New(f.Scandir, 100, slog.New(slog.DiscardHandler)).Run(ctx, events)
-	var held scandir.Event
-	for held.Entry == nil {
-		select {
-		case ev := <-events:
-			if ev.Name == "svc" {
-				held = ev
+	for _, removal := range []string{"done", "failed"} {
+		t.Run(removal, func(t *testing.T) {
+			f := mt.Start(t, "", nil)
+			f.Publish("svc", "command: "+prog("sleep", "inf")+"\n"+testEnv)
+			// A second watcher of the same scandir reads the dir as the
+			// manager's did; its event is held until the unregister is over.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			events := make(chan scandir.Event, 16)
+			go scandir.New(f.Scandir, 100, slog.New(slog.DiscardHandler)).Run(ctx, events)
+			var held scandir.Event
+			for held.Entry == nil {
+				select {
+				case ev := <-events:
+					if ev.Name == "svc" {
+						held = ev
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("the second watcher did not report svc")
+				}
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("the second watcher did not report svc")
-		}
-	}
-	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"svc"}, Wait: "10s"}, 0, "")
-	manager.ApplyEvent(f.M, held)
-	if st := f.Status("svc"); st != nil {
-		t.Fatalf("svc is back after its unregister: %+v", *st)
+			req := control.Request{Verb: control.VerbUnregister, Names: []string{"svc"}, Wait: "10s"}
+			if removal == "failed" {
+				restore := manager.FailRemovals(errors.New("injected failure"))
+				f.Expect(req, control.CodeFailed, "injected failure")
+				restore()
+			} else {
+				f.Expect(req, 0, "")
+			}
+			manager.ApplyEvent(f.M, held)
+			if st := f.Status("svc"); st != nil && (st.PID != 0 || st.Want == "up") {
+				t.Fatalf("svc is back after its unregister: %+v", *st)
+			}
+			if removal == "failed" {
+				if st := f.Status("svc"); st == nil || !strings.Contains(st.Reason, "unregistered, but its dir is left") || !strings.HasSuffix(st.Reason, ": injected failure") {
+					t.Errorf("status of the dir left behind: %+v", st)
+				}
+				// Unregistered again, the dir goes, and so does the name.
+				f.Expect(req, 0, "")
+				testprog.WaitFor(t, 5*time.Second, "svc forgotten", func() bool { return f.Status("svc") == nil })
+			}
+		})
 	}
 }
 

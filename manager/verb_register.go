@@ -131,6 +131,9 @@ func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Respo
 	return control.OK()
 }
 
+// removeAll is os.RemoveAll; a test makes it fail.
+var removeAll = os.RemoveAll
+
 // removeSlot removes a scandir dir with the rights of whoever may: root's
 // for a dir root owns when root asked, the image user's otherwise (a
 // scandir write never yields root). os.RemoveAll never follows a symlink:
@@ -143,7 +146,7 @@ func (m *Manager) removeSlot(dir string, root bool) error {
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
-	remove := func() error { return os.RemoveAll(dir) }
+	remove := func() error { return removeAll(dir) }
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 && root {
 		err = remove()
 	} else {
