@@ -45,16 +45,23 @@ type client struct {
 	argv, env    []string
 }
 
-// clients are the status commands of each system, in ins's order.
+// clients are the status commands of the floor and of each system run, in
+// ins's order.
 func (h *Harness) clients(ins []*instance) []client {
-	hi, s6, sd := ins[0], ins[1], ins[2]
-	return []client{
-		{sysFloor, "probe exit: fork+exec+wait of a static Go program", []string{h.probe, "exit"}, nil},
-		{sysHinit, "hsvc status svc0", []string{h.hsvc, "status", "svc0"}, hinitEnv(hi.dir, "")},
-		{sysS6, "s6-svstat (reads supervise/status)", []string{s6Svstat, filepath.Join(s6.dir, "scandir", "svc0")}, nil},
-		{sysS6 + " (s6-svscanctl)", "s6-svscanctl -a (writes to the control FIFO)", []string{s6Svscanctl, "-a", filepath.Join(s6.dir, "scandir")}, nil},
-		{sysSupervisor, "supervisorctl status svc0", []string{supervisorctl, "-c", filepath.Join(sd.dir, "supervisord.conf"), "status", "svc0"}, nil},
+	cs := []client{{sysFloor, "probe exit: fork+exec+wait of a static Go program", []string{h.probe, "exit"}, nil}}
+	for _, in := range ins {
+		switch in.system {
+		case sysHinit:
+			cs = append(cs, client{sysHinit, "hsvc status svc0", []string{h.hsvc, "status", "svc0"}, hinitEnv(in.dir, "")})
+		case sysS6:
+			cs = append(cs,
+				client{sysS6, "s6-svstat (reads supervise/status)", []string{s6Svstat, filepath.Join(in.dir, "scandir", "svc0")}, nil},
+				client{sysS6 + " (s6-svscanctl)", "s6-svscanctl -a (writes to the control FIFO)", []string{s6Svscanctl, "-a", filepath.Join(in.dir, "scandir")}, nil})
+		case sysSupervisor:
+			cs = append(cs, client{sysSupervisor, "supervisorctl status svc0", []string{supervisorctl, "-c", filepath.Join(in.dir, "supervisord.conf"), "status", "svc0"}, nil})
+		}
 	}
+	return cs
 }
 
 // timeCommand runs argv to completion and returns its wall time in ms.
