@@ -25,7 +25,11 @@ type dynamic struct {
 	m *Manager
 
 	mu    sync.Mutex
-	notes map[string]string // name -> why the dir is not a service, guarded by mu
+	notes map[string]note // name -> why the dir is not a service, guarded by mu
+	seq   uint64          // of the last note, guarded by mu
+	// noteCh is closed, and replaced, when a note is set (noteWatch),
+	// guarded by mu.
+	noteCh chan struct{}
 	// leaving holds the names unregistered whose dir is not removed yet
 	// (false) or could not be (true: it stays ignored until it is gone),
 	// guarded by mu.
@@ -33,7 +37,7 @@ type dynamic struct {
 }
 
 func newDynamic(m *Manager) *dynamic {
-	return &dynamic{m: m, notes: make(map[string]string), leaving: make(map[string]bool)}
+	return &dynamic{m: m, notes: make(map[string]note), leaving: make(map[string]bool), noteCh: make(chan struct{})}
 }
 
 // WatchScandir watches the scandir until ctx ends and returns a channel
@@ -164,8 +168,41 @@ func (d *dynamic) note(name, why string) {
 	if why == "" {
 		delete(d.notes, name)
 	} else {
-		d.notes[name] = why
+		d.setNote(name, why)
 	}
+}
+
+// note is why a dir is not a service, and its place among the notes set.
+type note struct {
+	why string
+	seq uint64
+}
+
+// setNote sets name's note and wakes noteWatch's callers. Caller holds mu.
+func (d *dynamic) setNote(name, why string) {
+	d.seq++
+	d.notes[name] = note{why, d.seq}
+	close(d.noteCh)
+	d.noteCh = make(chan struct{})
+}
+
+// noteWatch returns the number of the last note set and a channel closed
+// when another is.
+func (d *dynamic) noteWatch() (uint64, <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seq, d.noteCh
+}
+
+// notedSince is the note of name if it was set after the note number
+// since, else "".
+func (d *dynamic) notedSince(name string, since uint64) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n, ok := d.notes[name]; ok && n.seq > since {
+		return n.why
+	}
+	return ""
 }
 
 // leave marks name as unregistered: events for its dir are ignored until
@@ -189,7 +226,7 @@ func (d *dynamic) left(name string, err error) {
 		return
 	}
 	d.leaving[name] = true
-	d.notes[name] = "unregistered, but its dir is left: " + err.Error()
+	d.setNote(name, "unregistered, but its dir is left: "+err.Error())
 }
 
 // gone forgets an unregistered name whose dir was left behind, now that
@@ -222,12 +259,12 @@ func (d *dynamic) why(name string) string {
 // notedOne is the status of the dir name when it is not a service.
 func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
 	d.mu.Lock()
-	why, ok := d.notes[name]
+	n, ok := d.notes[name]
 	d.mu.Unlock()
 	if !ok || d.m.group.Get(name) != nil {
 		return supervise.Status{}, false
 	}
-	return notedStatus(name, why), true
+	return notedStatus(name, n.why), true
 }
 
 // notedStatus shows a dir that is not a service as a service down.
@@ -250,9 +287,9 @@ func (d *dynamic) noted() []supervise.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []supervise.Status
-	for name, why := range d.notes {
+	for name, n := range d.notes {
 		if d.m.group.Get(name) == nil {
-			out = append(out, notedStatus(name, why))
+			out = append(out, notedStatus(name, n.why))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -154,6 +154,26 @@ func TestStaleEventAfterUnregister(t *testing.T) {
 	}
 }
 
+// register answers at once with the reason when the watcher notes the new
+// dir instead of supervising it (here: services_max reached), not after
+// QuickAnswer with "did not pick up"; an old note of the name, from before
+// the publish, is no answer.
+func TestRegisterRefusedAnswersAtOnce(t *testing.T) {
+	f := mt.Start(t, "services_max: 1\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "a", Down: true}, 0, "")
+	began := time.Now()
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "b", Down: true},
+		control.CodeFailed, "gateway-b is not supervised: refused: more than 1 services (services_max)")
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("a refused register took %v", took)
+	}
+	// Room again: the refused dir is removed, and registered anew.
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-b"}}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-a"}, Wait: "10s"}, 0, "")
+	testprog.WaitFor(t, 5*time.Second, "gateway-b's dir forgotten", func() bool { return f.Status("gateway-b") == nil })
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "b", Down: true}, 0, "")
+}
+
 // A static service cannot be unregistered; a protected one is root's.
 func TestUnregisterStatic(t *testing.T) {
 	f := mt.Start(t, gatewayConfig(), nil)

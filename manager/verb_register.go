@@ -20,7 +20,8 @@ import (
 
 // register publishes a template instance into the scandir as the image's
 // user, the same way the boot reconcile does, and waits until hinit
-// supervises it.
+// supervises it, or notes why it does not (a definition that does not
+// render, services_max reached): that reason is the answer.
 func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.Request) *control.Response {
 	if m.scandir == "" {
 		return control.Errorf(control.CodeFailed, "dynamic services are off (no writable scandir); see hinit's log")
@@ -32,6 +33,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if m.group.Get(name) != nil {
 		return control.Errorf(control.CodeFailed, "%s is already registered", name)
 	}
+	noted, _ := m.dyn.noteWatch() // a note set after this is about the dir published here
 	slot := reconcile.Slot{Template: req.Template, Instance: req.Instance, Down: req.Down, Env: req.Env}
 	err := m.asUser(func() error {
 		slot.StopTimeout = m.gatewayStopTimeout(req)
@@ -41,7 +43,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}
 	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout})
-	if resp := m.waitMember(ctx, name, true); resp != nil {
+	if resp := m.waitAdded(ctx, name, noted); resp != nil {
 		return resp
 	}
 	resp := control.OK()
@@ -158,17 +160,23 @@ func (m *Manager) removeSlot(dir string, root bool) error {
 	return nil
 }
 
-// waitMember waits until the scandir watcher has added (or removed) name.
-func (m *Manager) waitMember(ctx context.Context, name string, present bool) *control.Response {
+// waitAdded waits until the scandir watcher has added name, or has noted
+// why not since the note numbered noted.
+func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64) *control.Response {
 	ctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
 	defer cancel()
 	for {
 		changed := m.group.Watch()
-		if (m.group.Get(name) != nil) == present {
+		_, notes := m.dyn.noteWatch()
+		if m.group.Get(name) != nil {
 			return nil
+		}
+		if why := m.dyn.notedSince(name, noted); why != "" {
+			return control.Errorf(control.CodeFailed, "%s is not supervised: %s", name, why)
 		}
 		select {
 		case <-changed:
+		case <-notes:
 		case <-ctx.Done():
 			return control.Errorf(control.CodeTimeout, "hinit did not pick up %s; see hinit's log", name)
 		}
