@@ -19,6 +19,8 @@
 //	orphan-parent N  (internal) start N sleepers in one process group, print their pids, exit
 //	ns [--fork] -- ARGV...  (internal) PID 1 of a fresh PID namespace: mount /proc,
 //	              stamp t0, then exec ARGV (or fork+exec it and wait: the floor)
+//	init -- ARGV...  a minimal Go init: catch what hinit catches, run ARGV, forward,
+//	              reap, exit with ARGV's status (the bare floor)
 //
 // Run as an s6 `run` file (a symlink named run), it takes its name from its
 // working directory and its mode from the file probe-mode there (default
@@ -54,6 +56,8 @@ func main() {
 	switch mode {
 	case "ns":
 		os.Exit(nsExec(os.Args[2:]))
+	case "init":
+		os.Exit(goInit(os.Args[2:]))
 	case "orphan-parent":
 		os.Exit(orphanParent(atoi(arg)))
 	}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// goInit is the bare scenario's floor: the least a Go PID 1 does to run
+// argv as tini does. It catches what hinit catches in its bare mode (the
+// six signals it forwards, SIGWINCH and SIGCHLD), forks and execs argv,
+// forwards every signal but SIGCHLD to it, reaps every child, and exits
+// with argv's status once it is reaped.
+func goInit(argv []string) int {
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "probe: init: nothing to run")
+		return 2
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP,
+		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH, syscall.SIGCHLD)
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "probe: init: start %s: %v\n", argv[0], err)
+		return 127
+	}
+	for s := range sigs {
+		if s != syscall.SIGCHLD {
+			syscall.Kill(pid, s.(syscall.Signal))
+			continue
+		}
+		for {
+			var ws syscall.WaitStatus
+			p, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || p <= 0 {
+				break
+			}
+			if p == pid {
+				if ws.Signaled() {
+					return 128 + int(ws.Signal())
+				}
+				return ws.ExitStatus()
+			}
+		}
+	}
+	return 0
+}
