@@ -3,6 +3,8 @@
 package childsig
 
 import (
+	"os"
+	"os/signal"
 	"syscall"
 )
 
@@ -14,4 +16,15 @@ func Ignoring(Set) Set                        { return 0 }
 func WithMask(_ Set, fork func() error) error { return fork() }
 func execIn(State, string, []string, []string) syscall.Errno {
 	return syscall.Errno(syscall.ENOSYS)
+}
+
+var ttyNotes = make(chan os.Signal, 1)
+
+// SetTTY makes SIGTTIN and SIGTTOU default in a child forked before
+// restore by catching them (a caught signal is reset by exec), and restore
+// ignores them again, as hinit does: the kernel's struct sigaction is not
+// written here, so a child never inherits the two ignored.
+func SetTTY(Set) (restore func(), err error) {
+	signal.Notify(ttyNotes, syscall.SIGTTIN, syscall.SIGTTOU)
+	return func() { signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU) }, nil
 }

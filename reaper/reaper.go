@@ -82,7 +82,7 @@ func New(log *slog.Logger) *Reaper {
 // IgnoreTTYSignals makes this process ignore SIGTTIN and SIGTTOU, as a PID 1
 // must, while children still start with the dispositions their
 // childsig.State gives the two: each fork in Start happens with the two set
-// that way, and ignored again right after (ttysig_linux.go; tini does the
+// that way, and ignored again right after (childsig.SetTTY; tini does the
 // same restoration in its child). childsig has read what was inherited
 // before this changes it.
 func (r *Reaper) IgnoreTTYSignals() {
@@ -122,11 +122,11 @@ func (r *Reaper) fork(argv0 string, argv []string, attr *syscall.ProcAttr, sig c
 	defer r.mu.Unlock()
 	sig.Blocked &^= childsig.Runtime
 	if r.keepTTY {
-		old, err := setTTY(ttyFor(sig.Ignored))
+		restore, err := childsig.SetTTY(sig.Ignored)
 		if err != nil {
 			return 0, nil, -1, fmt.Errorf("restore SIGTTIN/SIGTTOU for the child: %w", err)
 		}
-		defer restoreTTY(&old)
+		defer restore()
 	}
 	shimErr = -1
 	// A fork leaves ignored exactly what this process ignores now; only
