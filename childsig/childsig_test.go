@@ -3,10 +3,11 @@ package childsig
 import (
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"hinit/internal/testprog"
 )
 
 // The shim run by hand: bad arguments are one line and exit 2; good ones
@@ -38,15 +39,8 @@ func TestShim(t *testing.T) {
 		t.Fatalf("shim to cat: exit %d, %s", code, stderr)
 	}
 	for field, want := range map[string]Set{"SigIgn": st.Ignored, "SigBlk": st.Blocked} {
-		var got Set = ^Set(0)
-		for _, l := range strings.Split(out, "\n") {
-			if v, ok := strings.CutPrefix(l, field+":\t"); ok {
-				m, _ := strconv.ParseUint(v, 16, 64)
-				got = Set(m)
-			}
-		}
-		if got != want {
-			t.Errorf("%s %s, want %s", field, got, want)
+		if m, ok := testprog.SigMask(out, field); !ok || Set(m) != want {
+			t.Errorf("%s %s (read: %v), want %s", field, Set(m), ok, want)
 		}
 	}
 	pr, pw, err := os.Pipe()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"hinit/childsig"
 	"hinit/internal/testprog"
 )
 
@@ -154,14 +155,8 @@ func (p *initProc) hinitPID() int {
 // unblocked.
 func TestInheritedSignals(t *testing.T) {
 	self := testprog.Command("x")[0]
-	inherited := func(s ...syscall.Signal) (m uint64) {
-		for _, x := range s {
-			m |= 1 << (uint(x) - 1)
-		}
-		return m
-	}
-	wantIgn := inherited(syscall.SIGINT, syscall.SIGTTOU, syscall.SIGSEGV)
-	wantBlk := inherited(syscall.SIGTTIN, syscall.SIGILL, syscall.SIGTERM)
+	wantIgn := uint64(childsig.Of(syscall.SIGINT, syscall.SIGTTOU, syscall.SIGSEGV))
+	wantBlk := uint64(childsig.Of(syscall.SIGTTIN, syscall.SIGILL, syscall.SIGTERM))
 	tests := []struct {
 		name             string
 		o                initOpts
@@ -206,17 +201,11 @@ func TestInheritedSignals(t *testing.T) {
 // sigField reads a hex mask line of /proc/PID/status.
 func sigField(t *testing.T, status, field string) uint64 {
 	t.Helper()
-	for _, l := range strings.Split(status, "\n") {
-		if v, ok := strings.CutPrefix(l, field+":\t"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return m
-		}
+	m, ok := testprog.SigMask(status, field)
+	if !ok {
+		t.Fatalf("no %s in %q", field, status)
 	}
-	t.Fatalf("no %s in %q", field, status)
-	return 0
+	return m
 }
 
 // killTreeAtEnd kills pid and its descendants with SIGKILL when the test

@@ -167,13 +167,11 @@ func TestIgnoreTTYSignals(t *testing.T) {
 	r.IgnoreTTYSignals()
 	self := func() string {
 		b, _ := os.ReadFile("/proc/self/status")
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "SigIgn:\t"); ok {
-				mask, _ := strconv.ParseUint(v, 16, 64)
-				return fmt.Sprintf("TTIN=%v TTOU=%v", mask&(1<<(syscall.SIGTTIN-1)) != 0, mask&(1<<(syscall.SIGTTOU-1)) != 0)
-			}
+		mask, ok := testprog.SigMask(string(b), "SigIgn")
+		if !ok {
+			return "no SigIgn line"
 		}
-		return "no SigIgn line"
+		return fmt.Sprintf("TTIN=%v TTOU=%v", mask&(1<<(syscall.SIGTTIN-1)) != 0, mask&(1<<(syscall.SIGTTOU-1)) != 0)
 	}
 	if got := self(); got != "TTIN=true TTOU=true" {
 		t.Fatalf("hinit's own dispositions after IgnoreTTYSignals: %s", got)
@@ -273,12 +271,8 @@ func TestStartSignals(t *testing.T) {
 // statusMask reads a mask line of /proc/PID/status; all bits set when it
 // is missing, which no test wants.
 func statusMask(status, field string) childsig.Set {
-	for _, l := range strings.Split(status, "\n") {
-		if v, ok := strings.CutPrefix(l, field+":\t"); ok {
-			if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil {
-				return childsig.Set(m)
-			}
-		}
+	if m, ok := testprog.SigMask(status, field); ok {
+		return childsig.Set(m)
 	}
 	return ^childsig.Set(0)
 }

@@ -319,22 +319,20 @@ func size() string {
 // ignored.
 func sigIgn(pid string) string {
 	b, _ := os.ReadFile("/proc/" + pid + "/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "SigIgn:\t"); ok {
-			mask, _ := strconv.ParseUint(v, 16, 64)
-			var out []string
-			for _, s := range []syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU} {
-				if mask&(1<<(uint(s)-1)) != 0 {
-					out = append(out, unix.SignalName(s))
-				}
-			}
-			if out == nil {
-				return "none"
-			}
-			return strings.Join(out, ",")
+	mask, ok := SigMask(string(b), "SigIgn")
+	if !ok {
+		return "unknown"
+	}
+	var out []string
+	for _, s := range []syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU} {
+		if mask&(1<<(uint(s)-1)) != 0 {
+			out = append(out, unix.SignalName(s))
 		}
 	}
-	return "unknown"
+	if out == nil {
+		return "none"
+	}
+	return strings.Join(out, ",")
 }
 
 // gateway DIR: a fake hermes gateway for profile dir DIR (SPEC §1): it
