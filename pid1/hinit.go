@@ -220,20 +220,39 @@ func (h *hinit) requestShutdown(code int) {
 func (h *hinit) loop() int {
 	mainDone := h.main.done
 	explicit := -1
-	var finished chan struct{}
-	begin := func(why string, mainSignalled bool) {
+	var (
+		finished chan struct{}    // closed once the shutdown is over
+		deadline time.Time        // the shutdown's, set when it begins
+		overdue  <-chan os.Signal // bare mode: the deadline of a main that has its signal
+	)
+	stop := func(mainSignalled bool) {
 		if finished != nil {
 			return
 		}
-		h.log.Info("shutting down: " + why)
 		h.mgr.Stopping()
 		h.stopWatching()
 		finished = make(chan struct{})
-		deadline := time.Now().Add(h.set.shutdownTimeout)
 		go func() {
 			h.shutdown(deadline, mainSignalled)
 			close(finished)
 		}()
+	}
+	begin := func(why string, mainSignalled bool) {
+		if deadline.IsZero() {
+			h.log.Info("shutting down: " + why)
+			deadline = time.Now().Add(h.set.shutdownTimeout)
+		}
+		if h.set.bare && mainSignalled && finished == nil {
+			// Bare: main is all there is, and it has its signal. As
+			// tini, just wait for it: the shutdown (main's group
+			// killed at the deadline, then the sweep) runs only if
+			// main outlives the deadline or leaves processes behind.
+			if overdue == nil {
+				overdue = alarmAt(deadline)
+			}
+			return
+		}
+		stop(mainSignalled)
 	}
 	for {
 		select {
@@ -265,6 +284,8 @@ func (h *hinit) loop() int {
 				why = fmt.Sprintf("requested with exit status %d", code)
 			}
 			begin(why, false)
+		case <-overdue:
+			stop(true)
 		case <-finished:
 			if explicit >= 0 {
 				return explicit

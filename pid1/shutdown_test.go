@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 // HUP, USR1, USR2 sent to hinit reach main and change nothing else; TERM
@@ -83,20 +85,34 @@ func TestShutdown(t *testing.T) {
 }
 
 // HINIT_SHUTDOWN_TIMEOUT caps every wait: a main and an orphan that both
-// ignore TERM are killed when it expires.
+// ignore TERM are killed when it expires. In the bare mode too, where
+// hinit waits for main with a kernel alarm instead of a Go timer, and
+// someone else's SIGALRM before the deadline does not bring it forward.
 func TestShutdownTimeoutKillsEverything(t *testing.T) {
-	script := fmt.Sprintf("%s & trap '' TERM; echo up; while :; do sleep 1; done", strings.Join(argv(prog("ignore-term")), " "))
-	p := startInit(t, initOpts{args: []string{"/bin/sh", "-c", script}, env: []string{"HINIT_SHUTDOWN_TIMEOUT=400ms"}})
-	p.waitOutput("up", false)
-	p.waitOutput("ready", false)
-	start := time.Now()
-	p.signal(syscall.SIGTERM)
-	code := p.wait(10 * time.Second)
-	if took := time.Since(start); took < 400*time.Millisecond || took > 3*time.Second {
-		t.Errorf("shutdown took %v, want just over 400ms", took)
-	}
-	if code != 137 {
-		t.Errorf("exit %d, want 137 (main killed)", code)
+	script := fmt.Sprintf("env %s %s & trap '' TERM; echo up; while :; do sleep 1; done", testprog.Env(), strings.Join(argv(prog("ignore-term")), " "))
+	for _, tt := range []struct{ bare, alrm bool }{{false, false}, {true, false}, {true, true}} {
+		t.Run(fmt.Sprintf("bare=%v,alrm=%v", tt.bare, tt.alrm), func(t *testing.T) {
+			env := []string{"HINIT_SHUTDOWN_TIMEOUT=400ms"}
+			p := startInit(t, initOpts{bare: tt.bare, flags: []string{"-v"}, args: []string{"/bin/sh", "-c", script}, env: env})
+			p.waitOutput("up", false)
+			p.waitOutput("ready", false)
+			start := time.Now()
+			p.signal(syscall.SIGTERM)
+			if tt.alrm {
+				p.waitOutput("shutting down: received SIGTERM", true)
+				p.signal(syscall.SIGALRM)
+			}
+			code := p.wait(10 * time.Second)
+			if took := time.Since(start); took < 400*time.Millisecond || took > 3*time.Second {
+				t.Errorf("shutdown took %v, want just over 400ms", took)
+			}
+			if code != 137 {
+				t.Errorf("exit %d, want 137 (main killed)", code)
+			}
+			if want := "main outlived the shutdown timeout: killing its process group"; !strings.Contains(p.stderr.String(), want) {
+				t.Errorf("stderr %q, want %q", p.stderr, want)
+			}
+		})
 	}
 }
 
@@ -109,13 +125,18 @@ func sigName(s syscall.Signal) string {
 // swept up: TERM, then KILL at HINIT_SHUTDOWN_TIMEOUT; main's status stays
 // the container's.
 func TestStragglerSweptAtShutdown(t *testing.T) {
-	script := "setsid " + strings.Join(argv(prog("ignore-term")), " ") + " & sleep 0.2; exit 3"
-	p := startInit(t, initOpts{args: []string{"/bin/sh", "-c", script}, env: []string{"HINIT_SHUTDOWN_TIMEOUT=300ms"}})
-	code := p.wait(10 * time.Second)
-	if code != 3 {
-		t.Errorf("exit %d, want main's 3", code)
-	}
-	if !strings.Contains(p.stderr.String(), "processes left after the shutdown timeout: killing them") {
-		t.Errorf("straggler not killed by the sweep:\n%s", p.stderr)
+	for _, bare := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bare=%v", bare), func(t *testing.T) {
+			script := "setsid env " + testprog.Env() + " " + strings.Join(argv(prog("ignore-term")), " ") + " & sleep 0.2; exit 3"
+			env := []string{"HINIT_SHUTDOWN_TIMEOUT=300ms"}
+			p := startInit(t, initOpts{bare: bare, args: []string{"/bin/sh", "-c", script}, env: env})
+			code := p.wait(10 * time.Second)
+			if code != 3 {
+				t.Errorf("exit %d, want main's 3", code)
+			}
+			if !strings.Contains(p.stderr.String(), "processes left after the shutdown timeout: killing them") {
+				t.Errorf("straggler not killed by the sweep:\n%s", p.stderr)
+			}
+		})
 	}
 }
