@@ -16,3 +16,27 @@ func FailRemovals(err error) (restore func()) {
 	removeAll = func(string) error { return err }
 	return func() { removeAll = os.RemoveAll }
 }
+
+// HoldRemovals makes every removal of a scandir dir wait for release,
+// before the dir is removed or, with after, once it is: the moments of an
+// unregister when the name is no service and its dir is still there, or
+// gone but the unregister not over. Restore removeAll with the returned
+// restore once no removal is under way.
+func HoldRemovals(after bool) (release, restore func()) {
+	gate := make(chan struct{})
+	removeAll = func(dir string) error {
+		if after {
+			defer func() { <-gate }()
+		} else {
+			<-gate
+		}
+		return os.RemoveAll(dir)
+	}
+	return func() { close(gate) }, func() { removeAll = os.RemoveAll }
+}
+
+// Leaving reports whether name's unregister is not over.
+func Leaving(m *Manager, name string) bool {
+	_, ok := m.dyn.leavingState(name)
+	return ok
+}

@@ -174,6 +174,43 @@ func TestRegisterRefusedAnswersAtOnce(t *testing.T) {
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "b", Down: true}, 0, "")
 }
 
+// A register of a name still being unregistered (its process stopping,
+// its dir not yet removed, or removed with the unregister not over) says
+// so at once. Before, the first was "file exists" from the publish, and in
+// the second the new dir's event was dropped as the old one's: register
+// timed out and the dir was never supervised. Once the unregister is over,
+// the same register works.
+func TestRegisterWhileUnregistering(t *testing.T) {
+	for _, after := range []bool{false, true} {
+		t.Run(map[bool]string{false: "dir still there", true: "dir removed"}[after], func(t *testing.T) {
+			f := mt.Start(t, "templates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+			reg := control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "a"}
+			f.Expect(reg, 0, "")
+			release, restore := manager.HoldRemovals(after)
+			defer restore()
+			f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-a"}}, 0, "")
+			dir := filepath.Join(f.Scandir, "gateway-a")
+			if after {
+				testprog.WaitFor(t, 5*time.Second, "gateway-a's dir removed", func() bool {
+					_, err := os.Lstat(dir)
+					return errors.Is(err, os.ErrNotExist)
+				})
+			}
+			began := time.Now()
+			f.Expect(reg, control.CodeFailed, "gateway-a is still being unregistered")
+			if took := time.Since(began); took > 2*time.Second {
+				t.Errorf("the refused register took %v", took)
+			}
+			release()
+			testprog.WaitFor(t, 5*time.Second, "the unregister over", func() bool { return !manager.Leaving(f.M, "gateway-a") })
+			f.Expect(reg, 0, "")
+			if st := f.State("gateway-a"); st != "up" && st != "starting" {
+				t.Errorf("gateway-a is %q after its new register", st)
+			}
+		})
+	}
+}
+
 // A static service cannot be unregistered; a protected one is root's.
 func TestUnregisterStatic(t *testing.T) {
 	f := mt.Start(t, gatewayConfig(), nil)

@@ -33,6 +33,14 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if m.group.Get(name) != nil {
 		return control.Errorf(control.CodeFailed, "%s is already registered", name)
 	}
+	if stuck, ok := m.dyn.leavingState(name); ok {
+		// Its old dir is still there, or its removal is not over: a new
+		// dir now would be taken for the old one and never supervised.
+		if stuck {
+			return control.Errorf(control.CodeFailed, "%s was unregistered but its dir could not be removed (hsvc status %s); hsvc unregister %s removes it", name, name, name)
+		}
+		return control.Errorf(control.CodeFailed, "%s is still being unregistered: its process is stopping or its dir being removed (hsvc unregister %s --wait waits for that)", name, name)
+	}
 	noted, _ := m.dyn.noteWatch() // a note set after this is about the dir published here
 	slot := reconcile.Slot{Template: req.Template, Instance: req.Instance, Down: req.Down, Env: req.Env}
 	err := m.asUser(func() error {
