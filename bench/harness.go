@@ -40,14 +40,15 @@ type settings struct {
 	restarts  int           // SIGKILL restarts per system
 	stopT     time.Duration // kill timeout of the service that ignores TERM
 	ctlRuns   int           // control round trips per system
+	bareRuns  int           // runs of each bare measurement: sub-millisecond, noisy figures
 	orphans   int           // orphans per run
 }
 
 var quickSettings = settings{runs: 3, heavyRuns: 1, bigRuns: 2, sizes: []int{3, 100, 1000}, settle: 500 * time.Millisecond,
-	window: 10 * time.Second, restarts: 3, stopT: time.Second, ctlRuns: 10, orphans: 1000}
+	window: 10 * time.Second, restarts: 3, stopT: time.Second, ctlRuns: 10, bareRuns: 10, orphans: 1000}
 
 var fullSettings = settings{runs: 9, heavyRuns: 3, bigRuns: 5, sizes: []int{3, 100, 1000}, bigSD: true, settle: 2 * time.Second,
-	window: 30 * time.Second, restarts: 7, stopT: 2 * time.Second, ctlRuns: 30, orphans: 1000}
+	window: 30 * time.Second, restarts: 7, stopT: 2 * time.Second, ctlRuns: 30, bareRuns: 60, orphans: 1000}
 
 // phase is a group of scenarios that share their set-up.
 type phase struct {
@@ -118,6 +119,7 @@ func Main(args []string) int {
 func (h *Harness) override(runs int, sizes string) error {
 	if runs > 0 {
 		h.set.runs = runs
+		h.set.bareRuns = 2 * runs
 		h.set.heavyRuns = min(h.set.heavyRuns, runs)
 		h.set.bigRuns = min(h.set.bigRuns, runs)
 	}

@@ -55,7 +55,7 @@ func (h *Harness) describeSettings() map[string]string {
 	return map[string]string{
 		"runs": fmt.Sprint(s.runs), "heavy_runs": fmt.Sprint(s.heavyRuns), "runs_at_1000": fmt.Sprint(s.bigRuns), "sizes": fmt.Sprint(s.sizes),
 		"supervisord_1000": fmt.Sprint(s.bigSD), "settle": s.settle.String(), "idle_window": s.window.String(),
-		"restarts": fmt.Sprint(s.restarts), "stop_timeout": s.stopT.String(), "control_runs": fmt.Sprint(s.ctlRuns),
+		"restarts": fmt.Sprint(s.restarts), "stop_timeout": s.stopT.String(), "control_runs": fmt.Sprint(s.ctlRuns), "bare_runs": fmt.Sprint(s.bareRuns),
 		"orphans": fmt.Sprint(s.orphans), "tmp_root": tmpRoot(),
 	}
 }

@@ -26,7 +26,7 @@ func (h *Harness) phaseBare() error {
 	}
 	systems := append([]string{sysFloor}, h.wanted([]string{sysHinit, sysTini})...)
 	run, term := map[string][]float64{}, map[string][]float64{}
-	for r := -1; r < h.set.runs*2; r++ { // run -1 warms the page cache
+	for r := -1; r < h.set.bareRuns; r++ { // run -1 warms the page cache
 		for _, sys := range systems {
 			d, err := h.bareRunOnce(sys)
 			if err != nil {

@@ -247,12 +247,16 @@ func (h *hinit) loop() int {
 			// tini, just wait for it: the shutdown (main's group
 			// killed at the deadline, then the sweep) runs only if
 			// main outlives the deadline or leaves processes behind.
-			if overdue == nil {
-				overdue = alarmAt(deadline)
+			if overdue != nil {
+				return
 			}
-			return
+			var err error
+			if overdue, err = alarmAt(deadline); err == nil {
+				return
+			}
+			h.log.Warn(fmt.Sprintf("no kernel alarm for the shutdown deadline (%v): shutting down now", err))
 		}
-		stop(mainSignalled)
+		stop(mainSignalled || overdue != nil)
 	}
 	for {
 		select {

@@ -3,7 +3,7 @@
 //
 // The runtime's periodic GOMAXPROCS update is off: from a background
 // thread it would re-read the cgroup CPU quota every second, wake-ups an
-// init that mostly sleeps does not need (docs/decisions.md, "Bare mode").
+// init that mostly sleeps does not need (docs/decisions.md, "GOMAXPROCS").
 //
 //go:debug updatemaxprocs=0
 package main
