@@ -3,6 +3,7 @@ package pid1
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,19 +132,25 @@ func TestTiniSubreaperSetups(t *testing.T) {
 }
 
 // hinitPID is hinit's pid: the started process, or its child when a
-// wrapper started it.
+// wrapper started it. The kernel lists a child under the thread that
+// forked it, which for a Go wrapper is any of its threads: all are read.
 func (p *initProc) hinitPID() int {
 	pid := p.cmd.Process.Pid
 	if !p.wrapped {
 		return pid
 	}
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if f := strings.Fields(string(b)); len(f) == 1 {
-		if c, err := strconv.Atoi(f[0]); err == nil {
+	var children []string
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		children = append(children, strings.Fields(string(b))...)
+	}
+	if len(children) == 1 {
+		if c, err := strconv.Atoi(children[0]); err == nil {
 			return c
 		}
 	}
-	p.t.Fatalf("no single child of the wrapper %d: %q", pid, b)
+	p.t.Fatalf("no single child of the wrapper %d: %q", pid, children)
 	return 0
 }
 
