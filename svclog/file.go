@@ -57,6 +57,7 @@ type fileWriter struct {
 	checkAt time.Time // no lookup of the path before this
 	lastMsg string    // the last problem with the path that was logged
 	f       *os.File  // current, nil until opened
+	curID   fileID    // of f
 	size    int64     // bytes in current
 	partial bool      // a failed write left current mid-line
 	retryAt time.Time // no open or rotation attempt before this
@@ -67,9 +68,6 @@ func newFileWriter(o Options, log *slog.Logger) *fileWriter {
 	w := &fileWriter{dir: o.Dir, owner: o.Owner, maxSize: o.MaxSize, keep: o.Keep, now: o.Now, log: log}
 	if w.maxSize <= 0 {
 		w.maxSize = DefaultMaxSize
-	}
-	if w.keep == 0 {
-		w.keep = DefaultKeep
 	}
 	return w
 }
@@ -181,7 +179,9 @@ func (w *fileWriter) open() error {
 // symlink: no need for the owner's rights) and, when it no longer names the
 // dir being written, reopens: a fresh dir is created where the old one was.
 // A path that cannot be looked up (a symlink now stands there) leaves the
-// writer in the dir it has, said once.
+// writer in the dir it has, said once. In the same dir, a current that is
+// no longer the file being written (removed or renamed by its owner, a
+// cleanup tool) is opened anew: lines written since went into that file.
 func (w *fileWriter) recheck() {
 	w.checkAt = w.now().Add(retryEvery)
 	d, err := asuser.OpenDir(w.dir, false, 0)
@@ -193,6 +193,10 @@ func (w *fileWriter) recheck() {
 	switch {
 	case err == nil && id == w.dirID:
 		w.lastMsg = ""
+		if !w.currentInPlace() {
+			w.log.Info("log file was removed or renamed: writing to a new one", "file", filepath.Join(w.dir, currentName))
+			w.closeCurrent()
+		}
 	case err == nil || errors.Is(err, fs.ErrNotExist):
 		w.log.Info("log dir was moved away or replaced: writing to a new one", "dir", w.dir)
 		w.close()
@@ -203,6 +207,16 @@ func (w *fileWriter) recheck() {
 			w.log.Warn("log dir path cannot be used; writing on in the dir opened before", "err", err)
 		}
 	}
+}
+
+// currentInPlace reports whether <dir>/current is still the file being
+// written.
+func (w *fileWriter) currentInPlace() bool {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(w.d.Fd()), currentName, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return false
+	}
+	return fileID{st.Dev, st.Ino} == w.curID
 }
 
 // fileID identifies a file for as long as it exists.
@@ -248,7 +262,7 @@ func (w *fileWriter) openCurrent() error {
 		f.Close()
 		return fmt.Errorf("open %s: not a regular file with one link (mode %o, %d links): refused", path, st.Mode, st.Nlink)
 	}
-	w.f, w.size, w.partial = f, st.Size, false
+	w.f, w.curID, w.size, w.partial = f, fileID{st.Dev, st.Ino}, st.Size, false
 	return nil
 }
 

@@ -35,7 +35,8 @@ import (
 	"hinit/asuser"
 )
 
-// Defaults for zero Options fields.
+// Defaults: MaxSize's for a zero field; DefaultKeep is what s6-log keeps
+// when not told (hinit.yaml has its own default, also 10).
 const (
 	DefaultMaxSize = 1 << 20 // bytes of current before rotation
 	DefaultKeep    = 10      // archives kept
@@ -46,7 +47,7 @@ type Options struct {
 	Name    string // service name, the console prefix and the svc attribute
 	Dir     string // log dir; "" means no log file
 	MaxSize int64  // rotate current when a line would take it past this; 0 = DefaultMaxSize
-	Keep    int    // archives kept; 0 = DefaultKeep, negative = none
+	Keep    int    // archives kept: 0 (or negative) keeps none, as log.keep: 0 in hinit.yaml
 	// Console gets a copy of each line as "[name] line\n", in one Write
 	// call per line; nil means no copy. It is shared by all services, so
 	// it must be safe for concurrent use and must not interleave two

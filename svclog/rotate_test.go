@@ -22,6 +22,7 @@ func TestRotation(t *testing.T) {
 		{"keeps all when there is room", 100 * entrySize, 100, 9},
 		{"size not a multiple of a line", 10*entrySize + entrySize/2, 3, 3},
 		{"keep none", 100 * entrySize, -1, 0},
+		{"keep 0 is none", 100 * entrySize, 0, 0}, // log.keep: 0 in hinit.yaml; it kept 10
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -168,3 +168,57 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestRemovedCurrentIsRecreated: current removed or renamed under a
+// running log (by its owner, a cleanup tool) is noticed at the next
+// look-up of the path and opened anew: lines go on to <dir>/current, which
+// stays bounded, with one info line. Before, every line went into the
+// removed file for good, past max_size, and every rotation failed.
+func TestRemovedCurrentIsRecreated(t *testing.T) {
+	for _, how := range []string{"removed", "renamed"} {
+		t.Run(how, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "logs")
+			var out syncBuffer
+			clock := newClock()
+			const maxSize = 300
+			l := newLog(t, Options{Dir: dir, MaxSize: maxSize, Keep: 2, Now: clock.Now,
+				Logger: slog.New(slog.NewTextHandler(&out, nil))})
+			cur := filepath.Join(dir, currentName)
+			fmt.Fprintln(l.Writer(), "first")
+			testprog.WaitFor(t, 10*time.Second, "the first line in current", func() bool { return fileHas(cur, "first") })
+
+			if how == "removed" {
+				must(t, os.Remove(cur))
+			} else {
+				must(t, os.Rename(cur, filepath.Join(dir, "kept")))
+			}
+			clock.Add(retryEvery)
+			fmt.Fprintln(l.Writer(), "second")
+			testprog.WaitFor(t, 10*time.Second, "a new current", func() bool { return fileHas(cur, "second") })
+			for i := range 60 {
+				clock.Add(retryEvery)
+				fmt.Fprintf(l.Writer(), "more %02d %s\n", i, strings.Repeat("x", 40))
+			}
+			closeLog(t, l)
+
+			if st, err := os.Stat(cur); err != nil || st.Size() > maxSize {
+				t.Fatalf("current: %v, want at most %d bytes", err, maxSize)
+			}
+			if names, _ := archives(dir); len(names) != 2 {
+				t.Fatalf("archives %v, want keep=2", names)
+			}
+			if how == "renamed" {
+				if got := texts(readEntries(t, filepath.Join(dir, "kept"))); len(got) != 1 || got[0] != "first" {
+					t.Fatalf("the renamed file holds %q, want only \"first\"", got)
+				}
+			}
+			if n := l.Lost(); n != 0 {
+				t.Errorf("%d lines lost", n)
+			}
+			logged := out.String()
+			if strings.Count(logged, "log file was removed or renamed") != 1 || strings.Contains(logged, "level=WARN") {
+				t.Fatalf("hinit's log: want one \"removed or renamed\" line and no warning, got:\n%s", logged)
+			}
+		})
+	}
+}
