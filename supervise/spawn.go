@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"hinit/account"
@@ -110,8 +111,7 @@ func (r *runner) account(spec string) (*account.Account, error) {
 }
 
 // openLog returns the service's log, opening it at the first start and
-// again whenever the log settings changed (the old one drains in the
-// background).
+// again whenever the log settings changed.
 func (r *runner) openLog(def *config.Service, acct *account.Account) (*svclog.Log, error) {
 	opts := svclog.Options{
 		Name: r.name, Dir: def.Log.Dir, MaxSize: def.Log.MaxSize, Keep: def.Log.Keep,
@@ -130,10 +130,24 @@ func (r *runner) openLog(def *config.Service, acct *account.Account) (*svclog.Lo
 		return nil, fmt.Errorf("log: %w", err)
 	}
 	if r.log != nil {
-		r.retired = append(r.retired, r.log)
+		// The old log drains in the background and finishes once the
+		// processes that still hold it are gone; closeLogs waits for
+		// what is left of it at the end.
+		r.log.Retire()
+		r.retired = append(slices.DeleteFunc(r.retired, finished), r.log)
 	}
 	r.log, r.logKey = log, key
 	return log, nil
+}
+
+// finished reports whether a retired log has written its last line.
+func finished(l *svclog.Log) bool {
+	select {
+	case <-l.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // closeLogs flushes and closes every log of the service once its processes

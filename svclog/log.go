@@ -123,6 +123,16 @@ func (l *Log) Lost() uint64 {
 	return n
 }
 
+// Retire closes hinit's copy of the write end without waiting, for a Log
+// that is given to no new process (the service's log settings changed):
+// it finishes on its own, the last unterminated line written, once the
+// processes holding the other copies are gone (Done). Close may follow.
+func (l *Log) Retire() { l.closeW.Do(func() { l.w.Close() }) }
+
+// Done is closed once the Log has finished: the pipe is closed on every
+// side and every line read is written.
+func (l *Log) Done() <-chan struct{} { return l.done }
+
 // Close closes hinit's copy of the write end and waits until every process
 // holding the other copies (instances, their children) has closed it, and
 // every line read has been written, the last unterminated one included. When

@@ -1,0 +1,69 @@
+package supervise
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hinit/config"
+	"hinit/internal/testprog"
+)
+
+// When the log settings change, the old log is given to no new instance:
+// it finishes once its last instance is gone, writing that instance's
+// unterminated last line at once, and leaves no descriptor behind. Before,
+// hinit kept the old pipe's write end until the service was removed: the
+// line waited until then (and a rotation of the new log could prune it),
+// and every change kept two descriptors and a goroutine in PID 1.
+func TestRetiredLogFinishes(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t)
+	d := def("svc", "sleep", "inf")
+	marks := t.TempDir()
+	// "$$$$" is the shell's "$$" once hinit.yaml's expansion has run.
+	d.Command = []string{"/bin/sh", "-c", `printf "last words of $$$$"; : > ` + marks + `/$$$$; exec sleep 100000`}
+	off := false
+	d.Log = config.Log{Dir: dir, MaxSize: 1 << 20, Keep: 1, Console: &off}
+	s := f.add(d, true)
+	st := waitState(t, s, StateUp)
+	fds := func() int { e, _ := os.ReadDir("/proc/self/fd"); return len(e) }
+	before := fds()
+	var killed []int
+	for i := range 20 {
+		nd := *d
+		nd.Log.MaxSize = int64(1<<20 + i + 1) // a new log at the next start
+		if err := s.Update(&nd); err != nil {
+			t.Fatal(err)
+		}
+		pid := strconv.Itoa(st.PID)
+		testprog.WaitFor(t, 10*time.Second, "instance "+pid+" printing", func() bool {
+			_, err := os.Stat(filepath.Join(marks, pid))
+			return err == nil
+		})
+		killed = append(killed, st.PID)
+		syscall.Kill(st.PID, syscall.SIGKILL)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		next, err := s.WaitFor(ctx, func(x Status) bool { return x.State == StateUp && x.PID != st.PID })
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st = next
+	}
+	cur := filepath.Join(dir, "current")
+	testprog.WaitFor(t, 10*time.Second, "every killed instance's last words in current", func() bool {
+		b, _ := os.ReadFile(cur)
+		for _, pid := range killed {
+			if !strings.Contains(string(b), "last words of "+strconv.Itoa(pid)) {
+				return false
+			}
+		}
+		return true
+	})
+	testprog.WaitFor(t, 10*time.Second, "the retired logs' descriptors closed", func() bool { return fds() <= before+2 })
+}
