@@ -66,4 +66,6 @@ func TestRetiredLogFinishes(t *testing.T) {
 		return true
 	})
 	testprog.WaitFor(t, 10*time.Second, "the retired logs' descriptors closed", func() bool { return fds() <= before+2 })
+	f.group.Remove("svc", true) // its logs closed before the temporary dirs go
+	<-s.Done()
 }
