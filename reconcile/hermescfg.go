@@ -102,7 +102,10 @@ func DrainTimeout(env string, profileConfig []byte) time.Duration {
 	if err != nil || !(secs > 0) {
 		return 0
 	}
-	return min(time.Duration(secs*float64(time.Second)), maxDrainBudget)
+	if secs >= maxDrainBudget.Seconds() { // also what would overflow a Duration, and +Inf
+		return maxDrainBudget
+	}
+	return time.Duration(secs * float64(time.Second))
 }
 
 // StopTimeout is the stop timeout a gateway draining for drain gets: its

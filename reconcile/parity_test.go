@@ -54,6 +54,10 @@ func TestDrainTimeout(t *testing.T) {
 		{"", "agent: {restart_drain_timeout: soon}", 0},
 		{"", "agent: {restart_drain_timeout: 1e9}", time.Hour - DrainMargin},
 		{"NaN", "", 0},
+		// Past what a Duration holds: the cap, not the template's 7 s.
+		{"1e12", "", time.Hour - DrainMargin},
+		{"inf", "", time.Hour - DrainMargin},
+		{"", "agent: {restart_drain_timeout: 1e12}", time.Hour - DrainMargin},
 	}
 	for _, tc := range tests {
 		if got := DrainTimeout(tc.env, []byte(tc.config)); got != tc.want {
