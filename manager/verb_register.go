@@ -54,6 +54,9 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if resp := m.waitAdded(ctx, name, noted); resp != nil {
 		return resp
 	}
+	if s := m.group.Get(name); s != nil && !req.Down {
+		m.recordDesired(s, control.VerbStart) // a start: hermes' gateway start of a profile without a slot
+	}
 	resp := control.OK()
 	resp.Names = []string{name}
 	return resp

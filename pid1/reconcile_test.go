@@ -228,3 +228,47 @@ func TestStopDuringBootHook(t *testing.T) {
 		t.Error("main ran after the boot was interrupted")
 	}
 }
+
+// hermes gateway start for a profile without a slot (unregistered, or
+// made on the host) is hsvc register gateway P: a start, recorded as
+// desired_state running like hsvc start, so that the gateway comes back
+// after a restart. Before, desired_state stayed "stopped" from the
+// unregister and the next boot kept the gateway down.
+func TestRegisterUpIsRemembered(t *testing.T) {
+	testprog.ExposeBinary(t)
+	home := writeHome(t)
+	cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
+	boot := func() *initProc {
+		p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}})
+		p.waitOutput("main started", true)
+		return p
+	}
+	desired := func() string {
+		var st struct {
+			Desired string `json:"desired_state"`
+		}
+		b, _ := os.ReadFile(filepath.Join(home, "profiles/coder/gateway_state.json"))
+		json.Unmarshal(b, &st)
+		return st.Desired
+	}
+	p := boot()
+	p.waitOutput("[gateway-coder] gateway up", false)
+	if code, _, e := p.hsvc(member, "unregister", "gateway-coder", "--wait=10s"); code != 0 {
+		t.Fatalf("unregister: %d %s", code, e)
+	}
+	if d := desired(); d != "stopped" {
+		t.Fatalf("desired_state after unregister: %q, want stopped", d)
+	}
+	if code, _, e := p.hsvc(member, "register", "gateway", "coder"); code != 0 {
+		t.Fatalf("register: %d %s", code, e)
+	}
+	if d := desired(); d != "running" {
+		t.Errorf("desired_state after register: %q, want running", d)
+	}
+	testprog.WaitFor(t, 10*time.Second, "gateway-coder up", func() bool { st, _ := p.statusOf("gateway-coder"); return st == "up" })
+	p.signal(syscall.SIGTERM)
+	p.wait(15 * time.Second)
+
+	p = boot()
+	testprog.WaitFor(t, 10*time.Second, "gateway-coder up after the restart", func() bool { st, _ := p.statusOf("gateway-coder"); return st == "up" })
+}
