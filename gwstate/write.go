@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"hinit/asuser"
@@ -15,6 +16,10 @@ import (
 // account runs the gateway.
 const newFileMode os.FileMode = 0o644
 
+// setting serializes SetDesired: hsvc requests on one gateway may come at
+// once (a stop and a start from two shells).
+var setting sync.Mutex
+
 // SetDesired records that the gateway should be running or stopped, for
 // `hsvc start/stop/restart`: it sets desired_state and updated_at
 // (Timestamp(now)) and keeps every other member as it was (see object).
@@ -23,10 +28,17 @@ const newFileMode os.FileMode = 0o644
 // untouched and reported (ErrSymlink, ErrCorrupt). hinit's record
 // (RecordName) is written after the file, so a later boot can tell a
 // desired_state the gateway's own rewrite reverted.
+//
+// Calls are serialized (setting): the file and the record of one call
+// must not interleave with another's, or the record of the first written
+// would be the last, and the next boot would take the file's desired_state
+// for one the gateway reverted.
 func SetDesired(path, desired string, now time.Time) error {
 	if desired != Running && desired != Stopped {
 		return fmt.Errorf("set desired state of %s: %w: %q", path, ErrInvalid, desired)
 	}
+	setting.Lock()
+	defer setting.Unlock()
 	data, mode, err := readFile(path)
 	obj := &object{index: map[string]int{}}
 	switch {
