@@ -182,10 +182,15 @@ func userHome(t *testing.T) string {
 
 // archives lists the archive names in dir, oldest first.
 func archives(dir string) ([]string, error) {
-	d, err := os.Open(dir)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	return archivesIn(int(d.Fd()))
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); strings.HasPrefix(n, "@") && strings.HasSuffix(n, ".s") {
+			names = append(names, n)
+		}
+	}
+	return names, nil // ReadDir sorts by name
 }

@@ -2,6 +2,7 @@ package svclog
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -46,40 +47,44 @@ func archiveName(dfd int, t time.Time) string {
 	}
 }
 
-// prune deletes the oldest archives beyond keep, in the dir opened.
+// prune deletes the oldest archives beyond keep, in the dir opened. It
+// reads the dir in batches and holds at most keep+1 names, however many
+// entries the dir's owner has put there: an archive older than the keep
+// newest seen so far is deleted as soon as it is known to be.
 func (w *fileWriter) prune() error {
 	dfd := int(w.d.Fd())
-	names, err := archivesIn(dfd)
+	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("list %s: %w", w.dir, err)
 	}
-	for len(names) > max(w.keep, 0) {
-		if err := unix.Unlinkat(dfd, names[0], 0); err != nil {
-			return fmt.Errorf("remove %s/%s: %w", w.dir, names[0], err)
-		}
-		names = names[1:]
-	}
-	return nil
-}
-
-// archivesIn lists the archive names in the dir dfd, oldest first.
-func archivesIn(dfd int) ([]string, error) {
-	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
 	d := os.NewFile(uintptr(fd), ".")
 	defer d.Close()
-	all, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, n := range all {
-		if strings.HasPrefix(n, "@") && strings.HasSuffix(n, ".s") {
-			names = append(names, n)
+	keep := max(w.keep, 0)
+	var newest []string // sorted, oldest first
+	for {
+		batch, err := d.Readdirnames(pruneBatch)
+		for _, n := range batch {
+			if !strings.HasPrefix(n, "@") || !strings.HasSuffix(n, ".s") {
+				continue
+			}
+			i, _ := slices.BinarySearch(newest, n)
+			newest = slices.Insert(newest, i, n)
+			if len(newest) <= keep {
+				continue
+			}
+			if err := unix.Unlinkat(dfd, newest[0], 0); err != nil && err != unix.ENOENT {
+				return fmt.Errorf("remove %s/%s: %w", w.dir, newest[0], err)
+			}
+			newest = slices.Delete(newest, 0, 1)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("list %s: %w", w.dir, err)
 		}
 	}
-	slices.Sort(names)
-	return names, nil
 }
+
+// pruneBatch is how many names prune reads from the dir at a time.
+const pruneBatch = 256

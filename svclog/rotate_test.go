@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestRotation(t *testing.T) {
@@ -111,5 +113,36 @@ func TestArchiveNames(t *testing.T) {
 	want := "@20260521T061805.123456Z.s @20260521T061805.123457Z.s @20260521T061805.123458Z.s"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("archives %s, want %s", got, want)
+	}
+}
+
+// TestPruneAmongManyEntries: a log dir its owner filled with thousands of
+// other entries and of old archives is pruned to keep across many batches
+// of names: the newest archives stay, the other entries are left alone.
+// (What the batches are for, holding at most keep+1 names where prune held
+// every name in the dir, is not measured here.)
+func TestPruneAmongManyEntries(t *testing.T) {
+	clock := newClock()
+	dir := t.TempDir()
+	long := strings.Repeat("n", 200)
+	for i := range 1500 {
+		must(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%04d", long, i)), nil, 0o644))
+	}
+	var planted []string
+	for i := range 700 { // older than any rotation of the test clock
+		name := time.Date(2000, 1, 1, 0, 0, 0, i*1000, time.UTC).Format(archiveLayout)
+		planted = append(planted, name)
+		must(t, os.WriteFile(filepath.Join(dir, name), nil, 0o644))
+	}
+	l := newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 3, Now: clock.Now})
+	fmt.Fprintf(l.Writer(), "%s\n%s\n", strings.Repeat("x", 60), strings.Repeat("y", 60)) // one rotation
+	closeLog(t, l)
+	names, _ := archives(dir)
+	want := []string{planted[698], planted[699], "@20260521T061805.123456Z.s"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("archives %v, want %v", names, want)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1500+3+1 {
+		t.Fatalf("%d entries left, want the 1500 others, 3 archives and current", len(ents))
 	}
 }
