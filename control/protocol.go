@@ -47,7 +47,8 @@ import "time"
 //	start       names | all, wait, once                  want up (once: for one run only)
 //	stop        names | all, wait                        want down
 //	restart     names | all, wait                        stop, then start
-//	signal      names (exactly one), signal              signal the process group
+//	signal      names (exactly one), signal, process     signal the process group
+//	                                                     (process: the process only)
 //	register    template, instance, down, env            → names (the new service)
 //	unregister  names (exactly one), wait                stop, forget, remove its dir once stopped
 //	list        prefix                                   → names, sorted
@@ -149,6 +150,7 @@ type Request struct {
 	Prefix   string            `json:"prefix,omitempty"`
 	Once     bool              `json:"once,omitempty"`    // start: want up for one run, then down
 	NotPID   int               `json:"not_pid,omitempty"` // wait: also until the pid is another one
+	Process  bool              `json:"process,omitempty"` // signal: the process only, not its group (s6-svc)
 }
 
 // Response is hinit's answer. Code is the exit code of hsvc.

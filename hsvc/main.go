@@ -82,7 +82,7 @@ var verbs = []struct {
 	{"start", verb{"start NAME... | --all [--wait[=DUR]]", "want services up (--all: every gateway, nothing else)", runWant(control.VerbStart)}},
 	{"stop", verb{"stop NAME... | --all [--wait[=DUR]]", "want services down (--all: every gateway, nothing else)", runWant(control.VerbStop)}},
 	{"restart", verb{"restart NAME... | --all [--wait[=DUR]]", "stop, then start (--all: every gateway, nothing else)", runWant(control.VerbRestart)}},
-	{"signal", verb{"signal SIG NAME", "send a signal (TERM, HUP, USR1, 9...) to a service's process group", runSignal}},
+	{"signal", verb{"signal [--process] SIG NAME", "send a signal (TERM, HUP, USR1, 9...) to a service's process group, or its process", runSignal}},
 	{"register", verb{"register TEMPLATE INSTANCE [--down] [--env K=V]...", "add the service TEMPLATE-INSTANCE", runRegister}},
 	{"unregister", verb{"unregister NAME [--wait[=DUR]]", "stop a service and remove it", runUnregister}},
 	{"list", verb{"list [--prefix P]", "service names, one per line", runList}},

@@ -5,9 +5,11 @@ import (
 	"hinit/signame"
 )
 
-// runSignal: hsvc signal SIG NAME.
+// runSignal: hsvc signal [--process] SIG NAME.
 func runSignal(c *cli, args []string) error {
-	operands, err := c.parse(newFlags("signal"), args)
+	fs := newFlags("signal")
+	process := fs.Bool("process", false, "the service's process only, not its process group (as s6-svc and systemd's $MAINPID)")
+	operands, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -21,7 +23,7 @@ func runSignal(c *cli, args []string) error {
 	if err := c.checkNames(operands[1:]); err != nil {
 		return err
 	}
-	req := &control.Request{Verb: control.VerbSignal, Names: operands[1:], Signal: signame.Name(sig)}
+	req := &control.Request{Verb: control.VerbSignal, Names: operands[1:], Signal: signame.Name(sig), Process: *process}
 	_, err = c.do(req, 0)
 	return err
 }

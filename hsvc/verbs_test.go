@@ -190,6 +190,7 @@ func TestRequests(t *testing.T) {
 		{[]string{"stop", "main", "--wait", "--", "cron"}, control.Request{Verb: "stop", Names: []string{"main", "cron"}, Wait: "1m0s"}},
 		{[]string{"restart", "main"}, control.Request{Verb: "restart", Names: []string{"main"}}},
 		{[]string{"signal", "sigusr1", "main"}, control.Request{Verb: "signal", Names: []string{"main"}, Signal: "USR1"}},
+		{[]string{"signal", "--process", "USR1", "main"}, control.Request{Verb: "signal", Names: []string{"main"}, Signal: "USR1", Process: true}},
 		{[]string{"register", "--env", "A=1", "gateway", "coder", "--env=B=x=y", "--down"},
 			control.Request{Verb: "register", Template: "gateway", Instance: "coder", Down: true, Env: map[string]string{"A": "1", "B": "x=y"}}},
 		{[]string{"unregister", "cron"}, control.Request{Verb: "unregister", Names: []string{"cron"}}},

@@ -101,7 +101,11 @@ func (m *Manager) signal(_ context.Context, _ control.Caller, s *supervise.Servi
 	if err != nil {
 		return control.Errorf(control.CodeUsage, "%v", err)
 	}
-	if err := s.Signal(sig); err != nil {
+	send := s.Signal
+	if req.Process {
+		send = s.SignalProcess
+	}
+	if err := send(sig); err != nil {
 		if errors.Is(err, supervise.ErrNotRunning) {
 			return control.Errorf(control.CodeFailed, "%s is not running; start it first (hsvc start %s)", s.Name(), s.Name())
 		}

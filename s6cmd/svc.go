@@ -136,8 +136,9 @@ func (e *env) svcCommand(dir, name string, c byte) error {
 	return nil
 }
 
-// svcSignal signals the service's process, when one runs: s6 ignores a
-// signal command for a service that is down.
+// svcSignal signals the service's process, when one runs, and not its
+// process group, as s6-supervise does: s6 ignores a signal command for a
+// service that is down.
 func (e *env) svcSignal(dir, name, sig string) error {
 	st, err := e.status(dir)
 	if err != nil {
@@ -146,7 +147,7 @@ func (e *env) svcSignal(dir, name, sig string) error {
 	if st.PID == 0 {
 		return nil
 	}
-	resp, err := e.call(&control.Request{Verb: control.VerbSignal, Names: []string{name}, Signal: sig})
+	resp, err := e.call(&control.Request{Verb: control.VerbSignal, Names: []string{name}, Signal: sig, Process: true})
 	if err != nil {
 		return err
 	}

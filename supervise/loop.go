@@ -153,6 +153,9 @@ func (r *runner) handle(c command) error {
 		if r.proc == nil {
 			return ErrNotRunning
 		}
+		if c.process {
+			return signalProcess(r.proc.pid, c.sig)
+		}
 		return signalGroup(r.proc.pid, c.sig)
 	case opUpdate:
 		r.def = c.def
@@ -280,6 +283,13 @@ func (r *runner) set(state State, reason string) {
 	st.Essential, st.Protected, st.LogDir = r.def.Essential, r.def.Protected, r.def.Log.Dir
 	st.FailingSince = r.failing
 	r.publish(st)
+}
+
+func signalProcess(pid int, sig syscall.Signal) error {
+	if err := syscall.Kill(pid, sig); err != nil && err != syscall.ESRCH {
+		return fmt.Errorf("signal %v to process %d: %w", sig, pid, err)
+	}
+	return nil
 }
 
 func signalGroup(pid int, sig syscall.Signal) error {

@@ -79,6 +79,7 @@ const (
 type command struct {
 	op        op
 	sig       syscall.Signal
+	process   bool // signal: the process only, not its group
 	def       *config.Service
 	requested bool      // a user's request: write the planned-stop marker
 	deadline  time.Time // stop: SIGKILL no later than this (zero: stop.timeout)
@@ -175,6 +176,13 @@ func (s *Service) Restart() error { return s.send(command{op: opRestart, request
 
 // Signal sends sig to the service's process group.
 func (s *Service) Signal(sig syscall.Signal) error { return s.send(command{op: opSignal, sig: sig}) }
+
+// SignalProcess sends sig to the service's process only, as s6-svc's
+// signal letters do: its children in the group (a gateway's tool servers)
+// do not get it.
+func (s *Service) SignalProcess(sig syscall.Signal) error {
+	return s.send(command{op: opSignal, sig: sig, process: true})
+}
 
 // Update replaces the service's definition; it applies at the next start.
 func (s *Service) Update(def *config.Service) error { return s.send(command{op: opUpdate, def: def}) }

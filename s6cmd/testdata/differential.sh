@@ -48,6 +48,9 @@ cat >"$scan/.x/run" <<EOS
 case \$(cat $state/mode) in
 exit78) exit 78 ;;
 notify) echo >&3; exec sleep 1000 ;;
+child) # a child in run's process group, as a gateway's tool servers are
+	sh -c 'trap "echo >$state/child.usr1" USR1; trap "echo >$state/child.usr2" USR2; echo \$\$ >$state/child.pid; while :; do sleep 0.05; done' &
+	trap '' USR1; exec sleep 1000 ;;
 esac
 exec sleep 1000
 EOS
@@ -109,6 +112,19 @@ step "svc -h" s6-svc -h "$svc"
 pid=$(s6-svstat -p "$svc")
 step "svc -wR -r" s6-svc -wR -T 5000 -r "$svc"
 echo "another pid after -r: $([ "$(s6-svstat -p "$svc")" != "$pid" ] && echo yes || echo NO)"
+
+# 8b. a signal letter reaches run's process, not its process group. USR2
+# to the child after s6-svc -1 has returned: by the time its trap has
+# run, so has that of a USR1 sent before (lower signals first).
+echo child >"$state/mode"
+rm -f "$state"/child.*
+step "svc -wr -r" s6-svc -wr -T 5000 -r "$svc"
+i=0; while [ ! -s "$state/child.pid" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+step "svc -1" s6-svc -1 "$svc"
+kill -USR2 "$(cat "$state/child.pid")"
+i=0; while [ ! -e "$state/child.usr2" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+echo "the child got USR1 too: $([ -e "$state/child.usr1" ] && echo yes || echo no) ($([ -e "$state/child.usr2" ] && echo asked || echo TIMEOUT))"
+kill "$(cat "$state/child.pid")"
 
 # 9. refused to another user (when run as root).
 if [ "$(id -u)" = 0 ]; then

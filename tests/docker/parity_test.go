@@ -150,7 +150,7 @@ func TestGracefulRestart(t *testing.T) {
 	s := c.waitState("gateway-r75", "up", 20*time.Second, up)
 	for i := 1; i <= 6; i++ {
 		prev := s.PID
-		if r := c.exec("hermes", "hsvc", "signal", "USR1", "gateway-r75"); r.code != 0 {
+		if r := c.exec("hermes", "hsvc", "signal", "--process", "USR1", "gateway-r75"); r.code != 0 {
 			t.Fatalf("hsvc signal USR1: exit %d %s", r.code, r.stderr)
 		}
 		s = c.waitState("gateway-r75", "up again after USR1 #"+strconv.Itoa(i), 10*time.Second,
