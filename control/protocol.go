@@ -130,6 +130,9 @@ const (
 	UntilUp    = "up"
 	UntilReady = "ready"
 	UntilDown  = "down"
+	// UntilGone: the process has exited, its finish program may still
+	// run (s6-svwait -d; down is -D).
+	UntilGone = "gone"
 )
 
 // Request is one command to hinit. Which fields a verb reads is listed in
@@ -140,7 +143,7 @@ type Request struct {
 	Names    []string          `json:"names,omitempty"`
 	All      bool              `json:"all,omitempty"`
 	Wait     string            `json:"wait,omitempty"`  // Go duration
-	Until    string            `json:"until,omitempty"` // UntilUp, UntilReady or UntilDown
+	Until    string            `json:"until,omitempty"` // UntilUp, UntilReady, UntilDown or UntilGone
 	Signal   string            `json:"signal,omitempty"`
 	Template string            `json:"template,omitempty"`
 	Instance string            `json:"instance,omitempty"`

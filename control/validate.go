@@ -87,10 +87,10 @@ func checkRegister(r *Request) error {
 
 func checkWait(r *Request) error {
 	switch r.Until {
-	case UntilUp, UntilReady, UntilDown:
+	case UntilUp, UntilReady, UntilDown, UntilGone:
 		return nil
 	}
-	return invalidf("wait: until must be up, ready or down, not %q", r.Until)
+	return invalidf("wait: until must be up, ready, down or gone, not %q", r.Until)
 }
 
 func checkShutdown(r *Request) error {

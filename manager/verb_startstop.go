@@ -129,6 +129,8 @@ func reached(st supervise.Status, until string) bool {
 		return st.State == supervise.StateStarting || st.State == supervise.StateUp
 	case control.UntilReady:
 		return st.State == supervise.StateUp
+	case control.UntilGone: // no process, a finish program may run
+		return st.PID == 0 && st.State != supervise.StateStarting && st.State != supervise.StateUp
 	default: // down
 		return !st.Running() && st.State != supervise.StateBackoff
 	}
@@ -140,7 +142,7 @@ func reached(st supervise.Status, until string) bool {
 // once nothing runs: a service started for one run (s6-svc -o, start
 // --once) wants down while it starts and may still get up.
 func (w waiting) hopeless(st supervise.Status) bool {
-	if w.until == control.UntilDown {
+	if w.until == control.UntilDown || w.until == control.UntilGone {
 		return false
 	}
 	return st.Want == "down" && !st.Running() || st.State == supervise.StateFailed || st.State == supervise.StateExited ||

@@ -26,7 +26,7 @@ var svcWaits = map[string]struct {
 	restart bool
 }{
 	"u": {control.UntilUp, false}, "U": {control.UntilReady, false},
-	"d": {control.UntilDown, false}, "D": {control.UntilDown, false},
+	"d": {control.UntilGone, false}, "D": {control.UntilDown, false},
 	"r": {control.UntilUp, true}, "R": {control.UntilReady, true},
 }
 

@@ -54,7 +54,7 @@ child) # a child in run's process group, as a gateway's tool servers are
 esac
 exec sleep 1000
 EOS
-printf '#!/bin/sh\n[ "$1" = 78 ] && exit 125\nexit 0\n' >"$scan/.x/finish"
+printf '#!/bin/sh\n[ "$(cat %s/mode)" = slowfinish ] && sleep 1\n[ "$1" = 78 ] && exit 125\nexit 0\n' "$state" >"$scan/.x/finish"
 chmod 755 "$scan/.x/run" "$scan/.x/finish"
 echo 3 >"$scan/.x/notification-fd"
 touch "$scan/.x/down"
@@ -125,6 +125,14 @@ kill -USR2 "$(cat "$state/child.pid")"
 i=0; while [ ! -e "$state/child.usr2" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 echo "the child got USR1 too: $([ -e "$state/child.usr1" ] && echo yes || echo no) ($([ -e "$state/child.usr2" ] && echo asked || echo TIMEOUT))"
 kill "$(cat "$state/child.pid")"
+
+# 8c. -d waits for the process to be gone, -D for its finish too (1 s here).
+echo slowfinish >"$state/mode"
+step "svc -d" s6-svc -d "$svc"
+step "svwait -d (finish still running)" s6-svwait -d -t 500 "$svc"
+step "svwait -D" s6-svwait -D -t 5000 "$svc"
+echo sleep >"$state/mode"
+step "svc -wu -u" s6-svc -wu -T 5000 -u "$svc"
 
 # 9. refused to another user (when run as root).
 if [ "$(id -u)" = 0 ]; then
