@@ -71,6 +71,9 @@ func runSvwait(e *env, args []string) int {
 
 // waitOne waits for the service of dir to reach what, until ctx ends.
 func (e *env) waitOne(ctx context.Context, dir, what string) int {
+	if err := checkDir(dir); err != nil && !e.isStatic(dir) {
+		return e.fatal(exitSystem, "unable to subscribe to events for %s: %s", dir, errText(err))
+	}
 	w := svcWaits[what]
 	notPID := 0
 	sub := *e

@@ -149,6 +149,7 @@ rm -rf "$svc" && echo "rm -rf: ok"
 i=0; while s6-svstat "$svc" >/dev/null 2>&1 && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 stat "after rm"
 step "svc -u after rm" s6-svc -u "$svc"
+step "svwait -D after rm" s6-svwait -D -t 100 "$svc"
 step "usage" s6-svc
 step "svstat usage" s6-svstat -d "$svc"
 
