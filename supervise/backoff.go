@@ -8,9 +8,9 @@ import (
 
 // restartDelay is how long to wait before the next start, given how long
 // the last run lasted and how many quick failures came before it (including
-// this one). A run of at least ResetAfter restarts at once.
+// this one). A long run (ranLong) restarts at once.
 func restartDelay(b config.Backoff, ran time.Duration, failures int) time.Duration {
-	if ran >= b.ResetAfter || failures <= 0 {
+	if ranLong(b, ran) || failures <= 0 {
 		return 0
 	}
 	d := b.Initial
@@ -18,6 +18,14 @@ func restartDelay(b config.Backoff, ran time.Duration, failures int) time.Durati
 		d *= 2
 	}
 	return min(d, b.Max)
+}
+
+// ranLong reports whether a run of length ran restarts at once and resets
+// the failures: it lasted reset_after, and at least backoff.initial, so
+// that reset_after: 0 cannot make a program that exits at once spin. A
+// start that failed (ran 0) never ran.
+func ranLong(b config.Backoff, ran time.Duration) bool {
+	return ran > 0 && ran >= b.ResetAfter && ran >= b.Initial
 }
 
 // gaveUp reports whether the restarts recorded in starts (start times, oldest

@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ func TestRestartDelay(t *testing.T) {
 		{"third doubles again", time.Second, 3, 2 * time.Second},
 		{"fourth reaches max", time.Second, 4, 4 * time.Second},
 		{"stays at max", time.Second, 40, 4 * time.Second},
+		{"a failed start never ran", 0, 1, 500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -28,6 +30,30 @@ func TestRestartDelay(t *testing.T) {
 				t.Errorf("restartDelay(ran %v, failures %d) = %v, want %v", tt.ran, tt.failures, got, tt.want)
 			}
 		})
+	}
+}
+
+// With reset_after: 0 a run still has to last backoff.initial to restart
+// at once, and a start that fails (ran 0) is a quick failure: it used to
+// be retried at once, some 1,700 times a second.
+func TestResetAfterZero(t *testing.T) {
+	b := config.Backoff{Initial: 500 * time.Millisecond, Max: 4 * time.Second}
+	for _, tt := range []struct {
+		ran  time.Duration
+		want time.Duration
+	}{{0, 500 * time.Millisecond}, {time.Millisecond, 500 * time.Millisecond}, {time.Second, 0}} {
+		if got := restartDelay(b, tt.ran, 1); got != tt.want {
+			t.Errorf("reset_after 0: restartDelay(ran %v) = %v, want %v", tt.ran, got, tt.want)
+		}
+	}
+	f := newFixture(t)
+	d := def("missing", "sleep", "inf")
+	d.Command = []string{"/nonexistent/program"}
+	d.Backoff = config.Backoff{Initial: 300 * time.Millisecond, Max: time.Second}
+	s := f.add(d, true)
+	st := waitState(t, s, StateBackoff)
+	if !strings.Contains(st.Reason, "restarting in 300ms") {
+		t.Errorf("after a failed start: %q, want a wait of backoff.initial", st.Reason)
 	}
 }
 

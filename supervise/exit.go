@@ -70,7 +70,7 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 		r.set(StateExited, desc)
 		return
 	}
-	if ran >= def.Backoff.ResetAfter {
+	if ranLong(def.Backoff, ran) {
 		r.failures, r.failing = 0, time.Time{}
 	} else {
 		r.failures++
