@@ -37,6 +37,7 @@ type runner struct {
 
 	timer    *time.Timer
 	timerFor timerKind
+	timerAt  time.Time // when timer fires
 
 	io stdio // pipe ends to a logger service, held for every run
 
@@ -191,8 +192,8 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	}
 	if r.state == StateStopping {
 		r.want = false
-		if r.timerFor == timerKill && !deadline.IsZero() {
-			r.arm(timerKill, timeout) // a shutdown may shorten an ongoing stop
+		if r.timerFor == timerKill && !deadline.IsZero() && deadline.Before(r.timerAt) {
+			r.arm(timerKill, time.Until(deadline)) // a shutdown may bring an ongoing stop's SIGKILL forward, never put it off
 		}
 		return nil
 	}
@@ -250,7 +251,7 @@ func (r *runner) timerFired() {
 
 func (r *runner) arm(kind timerKind, d time.Duration) {
 	r.stopTimer()
-	r.timer, r.timerFor = time.NewTimer(max(d, 0)), kind
+	r.timer, r.timerFor, r.timerAt = time.NewTimer(max(d, 0)), kind, time.Now().Add(max(d, 0))
 }
 
 func (r *runner) stopTimer() {

@@ -217,6 +217,29 @@ func TestStopTimeoutKillsProcessGroup(t *testing.T) {
 	}
 }
 
+// A container shutdown during a stop already under way never puts its
+// SIGKILL off: it comes at the stop's own timeout (or the shutdown's
+// deadline, when sooner). It was re-armed from the shutdown's moment:
+// here 1.8 s after the stop instead of 1 s.
+func TestShutdownKeepsAnOngoingStopsKill(t *testing.T) {
+	f := newFixture(t)
+	d := def("stubborn", "ignore-term", "3")
+	d.Stop.Timeout = time.Second
+	d.Ready.NotifyFD = 3
+	s := f.add(d, true)
+	waitState(t, s, StateUp)
+	stopped := time.Now()
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(800 * time.Millisecond) // the stop is under way when the shutdown comes
+	go f.group.Shutdown(context.Background(), time.Now().Add(time.Minute))
+	down := waitState(t, s, StateDown)
+	if took := down.LastExit.At.Sub(stopped); took > 1500*time.Millisecond {
+		t.Errorf("killed %v after the stop, want at its 1s timeout", took)
+	}
+}
+
 func TestReadiness(t *testing.T) {
 	addr := "127.0.0.1:" + fmt.Sprint(20000+os.Getpid()%20000)
 	tests := []struct {
