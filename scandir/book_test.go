@@ -1,6 +1,7 @@
 package scandir
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -52,7 +53,7 @@ func TestBookServicesMax(t *testing.T) {
 			var evs []Event
 			var logged []string
 			for _, in := range tc.batches {
-				evs, logged = b.apply(in)
+				evs, logged, _ = b.apply(in)
 			}
 			if got := slices.Sorted(maps.Keys(b.accepted)); !slices.Equal(got, tc.accepted) {
 				t.Errorf("accepted = %v, want %v", got, tc.accepted)
@@ -74,6 +75,38 @@ func TestBookServicesMax(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBookKeepsAtMostRefusedMax: past services_max, at most refusedMax
+// names are kept and reported refused (each costs PID 1 a watch, an entry
+// and a status row); the rest are returned unkept, and get a place once
+// one is free. Before, every refused dir was kept: a user's 60,000 empty
+// dirs cost 60,000 watches and 35 MB.
+func TestBookKeepsAtMostRefusedMax(t *testing.T) {
+	b := newBook(1)
+	in := map[string]*Entry{}
+	var all []string
+	for i := range 20 {
+		n := fmt.Sprintf("s%02d", i)
+		all = append(all, n)
+		in[n] = &Entry{Name: n, YAML: []byte("command: [x]\n")}
+	}
+	evs, refused, unkept := b.apply(in)
+	if got := short(evs); len(got) != 1+minRefusedKept || got[0] != "+s00" || got[len(got)-1] != "!s16" {
+		t.Errorf("events %v, want +s00 and !s01..!s16", got)
+	}
+	if !slices.Equal(refused, all[1:17]) || !slices.Equal(unkept, all[17:]) {
+		t.Errorf("refused %v, unkept %v; want s01..s16 and s17..s19", refused, unkept)
+	}
+	if len(b.refused) != minRefusedKept {
+		t.Errorf("%d refused kept, want %d", len(b.refused), minRefusedKept)
+	}
+	// A kept refusal gone: an unkept name, looked at again, takes its place.
+	b.apply(map[string]*Entry{"s01": nil})
+	evs, _, unkept = b.apply(map[string]*Entry{"s17": in["s17"], "s18": in["s18"]})
+	if got := short(evs); !slices.Equal(got, []string{"!s17"}) || !slices.Equal(unkept, []string{"s18"}) {
+		t.Errorf("after a refused dir went: events %v, unkept %v; want !s17 and s18", got, unkept)
 	}
 }
 

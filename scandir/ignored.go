@@ -46,6 +46,6 @@ func (w *Watcher) sayOver() {
 	}
 	w.overLogged = w.over
 	if w.over > 0 {
-		w.log.Warn(fmt.Sprintf("scandir: %d more ignored entries are not listed in status: at most %d are (services_max)", w.over, w.max))
+		w.log.Warn(fmt.Sprintf("scandir: %d more refused or ignored entries are not listed in status (services_max: %d)", w.over, w.max))
 	}
 }

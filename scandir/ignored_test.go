@@ -1,6 +1,7 @@
 package scandir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,7 @@ func TestIgnoredNamesAreCapped(t *testing.T) {
 	if got := h.logs.count("scandir: ignoring entry: a symlink"); got != 2 {
 		t.Fatalf("%d per-name warnings, want 2:\n%s", got, h.logs)
 	}
-	if got := h.logs.count("3 more ignored entries are not listed"); got != 1 || h.logs.count("level=WARN") != 3 {
+	if got := h.logs.count("3 more refused or ignored entries are not listed"); got != 1 || h.logs.count("level=WARN") != 3 {
 		t.Fatalf("summary logged %d times, want 1 and 3 warnings in all:\n%s", got, h.logs)
 	}
 	// Between rescans, the first name left out is logged, and no other.
@@ -101,4 +102,48 @@ func TestIgnoredNamesAreCapped(t *testing.T) {
 	if got := h.logs.count("more than 2 entries are ignored"); got != 1 {
 		t.Fatalf("%d lines for names left out between rescans, want 1:\n%s", got, h.logs)
 	}
+}
+
+// Past services_max, at most minRefusedKept (here) refused dirs are
+// reported, and no other costs PID 1 an inotify watch: 40 dirs with
+// services_max 1 hold the scandir's watch, 1 accepted and 16 refused.
+// Before, every dir kept a watch and a refusal (a user's 60,000 empty dirs
+// cost 60,000 watches and 35 MB of PID 1).
+func TestRefusedDirsAreCapped(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		d := filepath.Join(dir, fmt.Sprintf("s%02d", i))
+		must(t, os.Mkdir(d, 0o755))
+		must(t, os.WriteFile(filepath.Join(d, "service.yaml"), []byte("command: [x]\n"), 0o644))
+	}
+	h := start(t, dir, 1, nil)
+	h.mu.Lock()
+	refused := 0
+	for _, ev := range h.state {
+		if ev.Refused {
+			refused++
+		}
+	}
+	h.mu.Unlock()
+	if refused != minRefusedKept {
+		t.Errorf("%d refusals reported, want %d:\n%s", refused, minRefusedKept, h.summary())
+	}
+	if n := inotifyWatches(t); n != 1+1+minRefusedKept {
+		t.Errorf("%d inotify watches, want %d (the scandir, 1 accepted, %d refused)", n, 2+minRefusedKept, minRefusedKept)
+	}
+	if got := h.logs.count("23 more refused or ignored entries are not listed"); got != 1 {
+		t.Errorf("summary logged %d times, want 1:\n%s", got, h.logs)
+	}
+}
+
+// inotifyWatches counts the inotify watches this process holds.
+func inotifyWatches(t *testing.T) int {
+	fds, err := os.ReadDir("/proc/self/fdinfo")
+	must(t, err)
+	n := 0
+	for _, fd := range fds {
+		b, _ := os.ReadFile("/proc/self/fdinfo/" + fd.Name())
+		n += strings.Count(string(b), "inotify wd:")
+	}
+	return n
 }

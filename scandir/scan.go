@@ -97,9 +97,18 @@ func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []stri
 		found[n], why[n] = w.look(n)
 	}
 	cleared, ignored := w.noteIgnored(names, why)
-	evs, refused := w.book.apply(found)
+	evs, refused, unkept := w.book.apply(found)
 	for _, n := range refused {
 		w.log.Warn(fmt.Sprintf("scandir: refusing %s: more than %d services (services_max)", n, w.max), "svc", n)
+	}
+	for _, n := range unkept {
+		w.unwatch(n) // watched by look; a later rescan looks at it again
+		w.over++
+		if !w.overSaid {
+			w.overSaid = true
+			w.log.Warn(fmt.Sprintf("scandir: refusing %s, not listed in status: more than %d services (services_max) "+
+				"and as many refused; the others are counted at the next rescan", n, w.max), "svc", n)
+		}
 	}
 	for i := range evs {
 		if e := evs[i].Entry; e != nil && e.dropped {
