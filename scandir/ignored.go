@@ -46,6 +46,7 @@ func (w *Watcher) sayOver() {
 	}
 	w.overLogged = w.over
 	if w.over > 0 {
-		w.log.Warn(fmt.Sprintf("scandir: %d more refused or ignored entries are not listed in status (services_max: %d)", w.over, w.max))
+		w.log.Warn(fmt.Sprintf("scandir: %d more entries (refused, ignored or without a service.yaml) are neither watched nor listed in status "+
+			"(services_max: %d); each rescan looks at them again", w.over, w.max))
 	}
 }

@@ -92,7 +92,7 @@ func TestIgnoredNamesAreCapped(t *testing.T) {
 	if got := h.logs.count("scandir: ignoring entry: a symlink"); got != 2 {
 		t.Fatalf("%d per-name warnings, want 2:\n%s", got, h.logs)
 	}
-	if got := h.logs.count("3 more refused or ignored entries are not listed"); got != 1 || h.logs.count("level=WARN") != 3 {
+	if got := h.logs.count("3 more entries (refused, ignored or without a service.yaml) are neither watched nor listed"); got != 1 || h.logs.count("level=WARN") != 3 {
 		t.Fatalf("summary logged %d times, want 1 and 3 warnings in all:\n%s", got, h.logs)
 	}
 	// Between rescans, the first name left out is logged, and no other.
@@ -131,9 +131,28 @@ func TestRefusedDirsAreCapped(t *testing.T) {
 	if n := inotifyWatches(t); n != 1+1+minRefusedKept {
 		t.Errorf("%d inotify watches, want %d (the scandir, 1 accepted, %d refused)", n, 2+minRefusedKept, minRefusedKept)
 	}
-	if got := h.logs.count("23 more refused or ignored entries are not listed"); got != 1 {
+	if got := h.logs.count("23 more entries (refused, ignored or without a service.yaml) are neither watched nor listed"); got != 1 {
 		t.Errorf("summary logged %d times, want 1:\n%s", got, h.logs)
 	}
+}
+
+// Dirs without a service.yaml yet are watched (to see one appear) up to
+// services_max of them; the others hold no watch until a rescan. The
+// watched ones still come up as soon as their service.yaml is written.
+func TestPendingDirsAreCapped(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 40 {
+		must(t, os.Mkdir(filepath.Join(dir, fmt.Sprintf("p%02d", i)), 0o755))
+	}
+	h := start(t, dir, 2, nil)
+	if n := inotifyWatches(t); n != 1+2 {
+		t.Errorf("%d inotify watches, want 3 (the scandir and 2 dirs waiting for a service.yaml)", n)
+	}
+	if got := h.logs.count("38 more entries (refused, ignored or without a service.yaml)"); got != 1 {
+		t.Errorf("summary logged %d times, want 1:\n%s", got, h.logs)
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "p00", "service.yaml"), []byte("command: [x]\n"), 0o644))
+	h.waitEntry("p00", func(*Entry) bool { return true })
 }
 
 // inotifyWatches counts the inotify watches this process holds.

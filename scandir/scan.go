@@ -102,14 +102,9 @@ func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []stri
 		w.log.Warn(fmt.Sprintf("scandir: refusing %s: more than %d services (services_max)", n, w.max), "svc", n)
 	}
 	for _, n := range unkept {
-		w.unwatch(n) // watched by look; a later rescan looks at it again
-		w.over++
-		if !w.overSaid {
-			w.overSaid = true
-			w.log.Warn(fmt.Sprintf("scandir: refusing %s, not listed in status: more than %d services (services_max) "+
-				"and as many refused; the others are counted at the next rescan", n, w.max), "svc", n)
-		}
+		w.leaveOut(n, "refusing it, not listed in status: more than %d services (services_max) and as many refused")
 	}
+	w.boundWatches(names, found, why)
 	for i := range evs {
 		if e := evs[i].Entry; e != nil && e.dropped {
 			evs[i] = w.reread(e.Name)
@@ -123,6 +118,41 @@ func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []stri
 		}
 	}
 	return true
+}
+
+// boundWatches drops the watches that services_max does not pay for: of a
+// dir ignored but not listed (noteIgnored), and of a dir with no
+// service.yaml yet beyond max of them (pending). The hermes user can make
+// any number of dirs, and every watch is root's, against root's limit.
+// Those dirs are looked at again at each rescan.
+func (w *Watcher) boundWatches(names []string, found map[string]*Entry, why map[string]string) {
+	for _, n := range names {
+		_, watched := w.dirs.wds[n]
+		switch {
+		case found[n] != nil || !watched:
+			delete(w.pending, n)
+		case why[n] != "":
+			delete(w.pending, n)
+			if _, listed := w.ignored[n]; !listed {
+				w.unwatch(n)
+			}
+		case w.pending[n] || len(w.pending) < w.max:
+			w.pending[n] = true
+		default:
+			w.leaveOut(n, "not watching it until it has a service.yaml: more than %d dirs wait for one (services_max)")
+		}
+	}
+}
+
+// leaveOut drops the watch of name, which services_max does not pay for,
+// and counts it; the first one between rescans is logged (why takes max).
+func (w *Watcher) leaveOut(name, why string) {
+	w.unwatch(name)
+	w.over++
+	if !w.overSaid {
+		w.overSaid = true
+		w.log.Warn(fmt.Sprintf("scandir: %s: "+why+"; the others are counted at the next rescan", name, w.max), "svc", name)
+	}
 }
 
 // reread reads again a dir the book promoted without its YAML, and

@@ -37,6 +37,7 @@ type Watcher struct {
 	// the last rescan began, overLogged the count last logged, overSaid
 	// whether one was logged since (noteIgnored).
 	ignored    map[string]string
+	pending    map[string]bool // watched dirs with no service.yaml yet, at most max
 	over       int
 	overLogged int
 	overSaid   bool
@@ -55,6 +56,7 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		logs:         newWatches(),
 		warned:       map[string]string{},
 		ignored:      map[string]string{},
+		pending:      map[string]bool{},
 		book:         newBook(max),
 	}
 }
