@@ -56,6 +56,17 @@ func writeHome(t *testing.T) string {
 	return home
 }
 
+// gatewayBoot returns a function that boots hinit with the gateway
+// template over home and a sleeping main, as a container start does.
+func gatewayBoot(t *testing.T, home string) func() *initProc {
+	cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
+	return func() *initProc {
+		p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}})
+		p.waitOutput("main started", true)
+		return p
+	}
+}
+
 // docker restart is invisible: gateways that were running come back,
 // stopped ones stay down, stale pid files go, the boot log says what
 // happened; hsvc stop records desired_state and writes the planned-stop
@@ -63,12 +74,7 @@ func writeHome(t *testing.T) string {
 func TestReconcileAcrossRestarts(t *testing.T) {
 	testprog.ExposeBinary(t)
 	home := writeHome(t)
-	cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
-	boot := func() *initProc {
-		p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}})
-		p.waitOutput("main started", true)
-		return p
-	}
+	boot := gatewayBoot(t, home)
 
 	p := boot()
 	p.waitOutput("[gateway-default] gateway up", false)
@@ -237,12 +243,7 @@ func TestStopDuringBootHook(t *testing.T) {
 func TestRegisterUpIsRemembered(t *testing.T) {
 	testprog.ExposeBinary(t)
 	home := writeHome(t)
-	cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
-	boot := func() *initProc {
-		p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}})
-		p.waitOutput("main started", true)
-		return p
-	}
+	boot := gatewayBoot(t, home)
 	desired := func() string {
 		var st struct {
 			Desired string `json:"desired_state"`
