@@ -247,6 +247,23 @@ func (d *dynamic) leavingState(name string) (stuck, ok bool) {
 	return stuck, ok
 }
 
+// held is how many scandir dirs are known to hold a slot of services_max:
+// the dynamic services supervised and the unregistered ones whose dir is
+// not removed. The watcher's count may be higher (a dir whose definition
+// does not render holds a slot too), never lower.
+func (d *dynamic) held() int {
+	n := 0
+	for _, s := range d.m.group.List() {
+		// An s6 dir's logger (NAME/log, not a dir name) shares its dir.
+		if svcname.Valid(s.Name()) && s.Status().Source != config.SourceStatic {
+			n++
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return n + len(d.leaving)
+}
+
 // why is what status shows about the dir name that is not a service, or "".
 func (d *dynamic) why(name string) string {
 	st, ok := d.notedOne(name)

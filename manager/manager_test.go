@@ -154,8 +154,11 @@ func TestStaleEventAfterUnregister(t *testing.T) {
 	}
 }
 
-// register answers at once with the reason when the watcher notes the new
-// dir instead of supervising it (here: services_max reached), not after
+// A register past services_max fails at once and leaves nothing behind.
+// Before, its dir was published and refused, and it stayed: the failed
+// register started the service once a slot freed. The watcher's refusal is
+// still the answer when hinit could not tell the scandir was full (here a
+// dir whose definition does not render holds the slot), at once, not after
 // QuickAnswer with "did not pick up"; an old note of the name, from before
 // the publish, is no answer.
 func TestRegisterRefusedAnswersAtOnce(t *testing.T) {
@@ -163,14 +166,29 @@ func TestRegisterRefusedAnswersAtOnce(t *testing.T) {
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "a", Down: true}, 0, "")
 	began := time.Now()
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "b", Down: true},
-		control.CodeFailed, "gateway-b is not supervised: refused: more than 1 services (services_max)")
+		control.CodeFailed, "gateway-b is not registered: 1 dynamic services already (services_max 1); hsvc unregister one first")
 	if took := time.Since(began); took > 2*time.Second {
 		t.Errorf("a refused register took %v", took)
 	}
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "gateway-b")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused register left its dir: %v", err)
+	}
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-a"}, Wait: "10s"}, 0, "")
+	testprog.WaitFor(t, 5*time.Second, "gateway-a forgotten", func() bool { return f.Status("gateway-a") == nil })
+
+	f.Publish("broken", "command: [x]\nrestart: sometimes\n")
+	testprog.WaitFor(t, 5*time.Second, "broken noted", func() bool { return f.Status("broken") != nil })
+	began = time.Now()
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "b", Down: true},
+		control.CodeFailed, "gateway-b is not supervised: refused: more than 1 services (services_max)")
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("a register refused by the watcher took %v", took)
+	}
 	// Room again: the refused dir is removed, and registered anew.
 	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-b"}}, 0, "")
-	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-a"}, Wait: "10s"}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"broken"}}, 0, "")
 	testprog.WaitFor(t, 5*time.Second, "gateway-b's dir forgotten", func() bool { return f.Status("gateway-b") == nil })
+	testprog.WaitFor(t, 5*time.Second, "broken's dir forgotten", func() bool { return f.Status("broken") == nil })
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "b", Down: true}, 0, "")
 }
 

@@ -21,7 +21,8 @@ import (
 // register publishes a template instance into the scandir as the image's
 // user, the same way the boot reconcile does, and waits until hinit
 // supervises it, or notes why it does not (a definition that does not
-// render, services_max reached): that reason is the answer.
+// render, services_max reached): that reason is the answer. When the
+// scandir is known to be full it publishes nothing.
 func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.Request) *control.Response {
 	if m.scandir == "" {
 		return control.Errorf(control.CodeFailed, "dynamic services are off (no writable scandir); see hinit's log")
@@ -40,6 +41,11 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 			return control.Errorf(control.CodeFailed, "%s was unregistered but its dir could not be removed (hsvc status %s); hsvc unregister %s removes it", name, name, name)
 		}
 		return control.Errorf(control.CodeFailed, "%s is still being unregistered: its process is stopping or its dir being removed (hsvc unregister %s --wait waits for that)", name, name)
+	}
+	if n := m.dyn.held(); n >= m.cfg.ServicesMax {
+		// The watcher would refuse the dir and keep it, to start it when
+		// a slot frees: a failed register must leave nothing behind.
+		return control.Errorf(control.CodeFailed, "%s is not registered: %d dynamic services already (services_max %d); hsvc unregister one first", name, n, m.cfg.ServicesMax)
 	}
 	noted, _ := m.dyn.noteWatch() // a note set after this is about the dir published here
 	slot := reconcile.Slot{Template: req.Template, Instance: req.Instance, Down: req.Down, Env: req.Env}
