@@ -34,10 +34,22 @@ type dynamic struct {
 	// (false) or could not be (true: it stays ignored until it is gone),
 	// guarded by mu.
 	leaving map[string]bool
+	// held is the last event of each name leaving (false), guarded by mu:
+	// a dir may be made again once the old one is removed, before the
+	// unregister is over. Once it is (left), the event is due: the event
+	// goroutine applies it (redo), unless it has applied a newer one.
+	held map[string]heldEvent
+	redo chan struct{} // cap 1: an event in held is due
+}
+
+type heldEvent struct {
+	ev  scandir.Event
+	due bool
 }
 
 func newDynamic(m *Manager) *dynamic {
-	return &dynamic{m: m, notes: make(map[string]note), leaving: make(map[string]bool), noteCh: make(chan struct{})}
+	return &dynamic{m: m, notes: make(map[string]note), leaving: make(map[string]bool), noteCh: make(chan struct{}),
+		held: make(map[string]heldEvent), redo: make(chan struct{}, 1)}
 }
 
 // WatchScandir watches the scandir until ctx ends and returns a channel
@@ -69,6 +81,8 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 					continue
 				}
 				m.dyn.apply(ev)
+			case <-m.dyn.redo:
+				m.dyn.applyDue()
 			}
 		}
 	}()
@@ -77,12 +91,7 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 
 // apply brings the group in line with one scandir event.
 func (d *dynamic) apply(ev scandir.Event) {
-	if stuck, ok := d.leavingState(ev.Name); ok {
-		// Unregistered: its dir goes once the process is gone. A dir that
-		// could not be removed stays ignored until its removal is seen.
-		if stuck && ev.Entry == nil && !ev.Refused && ev.Ignored == "" {
-			d.gone(ev.Name)
-		}
+	if !d.admit(ev) {
 		return
 	}
 	g := d.m.group
@@ -130,6 +139,45 @@ func (d *dynamic) apply(ev scandir.Event) {
 		if _, err := g.Add(def, !ev.Entry.Down); err != nil && !errors.Is(err, supervise.ErrClosed) {
 			d.m.log.Error("cannot add service", "svc", ev.Name, "err", err)
 		}
+	}
+}
+
+// admit reports whether ev is to be applied now. An unregistered name's
+// dir goes once its process is gone: its events wait in held until the
+// unregister is over. A dir that could not be removed stays ignored until
+// its removal is seen (gone).
+func (d *dynamic) admit(ev scandir.Event) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	stuck, ok := d.leaving[ev.Name]
+	switch {
+	case !ok:
+		delete(d.held, ev.Name) // this event is newer
+		return true
+	case !stuck:
+		d.held[ev.Name] = heldEvent{ev: ev}
+	case ev.Entry == nil && !ev.Refused && ev.Ignored == "":
+		delete(d.leaving, ev.Name) // gone
+		delete(d.notes, ev.Name)
+	}
+	return false
+}
+
+// applyDue applies the held events whose unregister is over. It runs on
+// the event goroutine, so no newer event of their names was applied since
+// they were held (apply drops a held event when it applies a newer one).
+func (d *dynamic) applyDue() {
+	d.mu.Lock()
+	var due []scandir.Event
+	for name, h := range d.held {
+		if h.due {
+			due = append(due, h.ev)
+			delete(d.held, name)
+		}
+	}
+	d.mu.Unlock()
+	for _, ev := range due {
+		d.apply(ev) // an old dir's entry is no longer Current
 	}
 }
 
@@ -212,6 +260,7 @@ func (d *dynamic) leave(name string) {
 	defer d.mu.Unlock()
 	d.leaving[name] = false
 	delete(d.notes, name)
+	delete(d.held, name)
 }
 
 // left ends leave once the dir is removed. When it could not be (err),
@@ -223,19 +272,18 @@ func (d *dynamic) left(name string, err error) {
 	defer d.mu.Unlock()
 	if err == nil {
 		delete(d.leaving, name)
+		if h, ok := d.held[name]; ok {
+			d.held[name] = heldEvent{ev: h.ev, due: true}
+			select {
+			case d.redo <- struct{}{}:
+			default: // already due: applyDue takes every due event
+			}
+		}
 		return
 	}
 	d.leaving[name] = true
+	delete(d.held, name) // ignored until gone
 	d.setNote(name, "unregistered, but its dir is left: "+err.Error())
-}
-
-// gone forgets an unregistered name whose dir was left behind, now that
-// the dir is gone.
-func (d *dynamic) gone(name string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.leaving, name)
-	delete(d.notes, name)
 }
 
 // leavingState reports whether name is unregistered and its dir not yet
@@ -247,11 +295,11 @@ func (d *dynamic) leavingState(name string) (stuck, ok bool) {
 	return stuck, ok
 }
 
-// held is how many scandir dirs are known to hold a slot of services_max:
+// occupied is how many scandir dirs are known to hold a slot of services_max:
 // the dynamic services supervised and the unregistered ones whose dir is
 // not removed. The watcher's count may be higher (a dir whose definition
 // does not render holds a slot too), never lower.
-func (d *dynamic) held() int {
+func (d *dynamic) occupied() int {
 	n := 0
 	for _, s := range d.m.group.List() {
 		// An s6 dir's logger (NAME/log, not a dir name) shares its dir.

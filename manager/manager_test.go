@@ -229,6 +229,45 @@ func TestRegisterWhileUnregistering(t *testing.T) {
 	}
 }
 
+// A dir made again under an unregistered name right after the old one is
+// removed, before the unregister is over, is supervised once it is: hermes
+// may write a profile's dir itself right after hsvc unregister answered.
+// Before, the new dir's event was dropped as the old one's, and since the
+// watcher had sent it, no rescan sent it again: it was never supervised.
+func TestDirMadeAgainWhileUnregistering(t *testing.T) {
+	f := mt.Start(t, "templates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "a"}, 0, "")
+	release, restore := manager.HoldRemovals(true) // removed, the unregister not over
+	defer restore()
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-a"}}, 0, "")
+	dir := filepath.Join(f.Scandir, "gateway-a")
+	testprog.WaitFor(t, 5*time.Second, "gateway-a's dir removed", func() bool {
+		_, err := os.Lstat(dir)
+		return errors.Is(err, os.ErrNotExist)
+	})
+	tmp := filepath.Join(f.Scandir, ".gateway-a.tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "service.yaml"), []byte("template: gateway\ninstance: a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		t.Fatal(err)
+	}
+	// Events are applied in order: once a dir made after it is shown,
+	// gateway-a's event has been applied while its unregister was not over.
+	f.Publish("later", "command: "+prog("sleep", "inf")+"\n"+testEnv)
+	if !manager.Leaving(f.M, "gateway-a") {
+		t.Fatal("the unregister ended before the new dir's event was applied; the test proves nothing")
+	}
+	release()
+	testprog.WaitFor(t, 5*time.Second, "the new gateway-a supervised", func() bool {
+		st := f.State("gateway-a")
+		return st == "up" || st == "starting"
+	})
+}
+
 // A static service cannot be unregistered; a protected one is root's.
 func TestUnregisterStatic(t *testing.T) {
 	f := mt.Start(t, gatewayConfig(), nil)

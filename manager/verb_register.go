@@ -42,7 +42,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		}
 		return control.Errorf(control.CodeFailed, "%s is still being unregistered: its process is stopping or its dir being removed (hsvc unregister %s --wait waits for that)", name, name)
 	}
-	if n := m.dyn.held(); n >= m.cfg.ServicesMax {
+	if n := m.dyn.occupied(); n >= m.cfg.ServicesMax {
 		// The watcher would refuse the dir and keep it, to start it when
 		// a slot frees: a failed register must leave nothing behind.
 		return control.Errorf(control.CodeFailed, "%s is not registered: %d dynamic services already (services_max %d); hsvc unregister one first", name, n, m.cfg.ServicesMax)
