@@ -18,6 +18,7 @@ func (r *runner) exited(st reaper.Status) {
 	r.proc = nil
 	p.cancel()
 	signalGroup(p.pid, syscall.SIGKILL) // whatever it left in its process group
+	p.log.EndLine()                     // its last line is its own, written now
 	r.stopTimer()
 	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At}
 	r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())

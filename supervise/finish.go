@@ -9,6 +9,7 @@ import (
 	"hinit/config"
 	"hinit/launch"
 	"hinit/reaper"
+	"hinit/svclog"
 )
 
 // defaultFinishTimeout bounds a finish program whose definition gives no
@@ -22,6 +23,7 @@ type finishRun struct {
 	inst     *instance // the run it follows
 	stopping bool      // that run ended after a stop signal
 	done     <-chan reaper.Status
+	log      *svclog.Log // its stdout and stderr; nil: /dev/null
 }
 
 // startFinish starts the finish program of the run p that ended with st,
@@ -62,7 +64,7 @@ func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool 
 		r.deps.Log.Error("cannot run finish", "svc", r.name, "path", argv[0], "err", err)
 		return false
 	}
-	r.fin = &finishRun{pid: pid, inst: p, done: done, stopping: stopping}
+	r.fin = &finishRun{pid: pid, inst: p, done: done, stopping: stopping, log: r.log}
 	timeout := f.Timeout
 	if timeout <= 0 {
 		timeout = defaultFinishTimeout
@@ -79,6 +81,9 @@ func (r *runner) finished(st reaper.Status) {
 	r.fin = nil
 	r.stopTimer()
 	signalGroup(f.pid, syscall.SIGKILL) // whatever it left behind
+	if f.log != nil {
+		f.log.EndLine()
+	}
 	stay := st.Signal == 0 && st.Code == config.FinishStayDown
 	r.deps.Log.Debug("finish ended", "svc", r.name, "code", st.ExitStatus())
 	once := r.onceAfterFinish

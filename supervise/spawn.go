@@ -24,6 +24,7 @@ type instance struct {
 	cancel  context.CancelFunc
 	def     *config.Service // expanded for this run
 	acct    *account.Account
+	log     *svclog.Log // its stdout and stderr
 }
 
 // spawn starts a new instance from the current definition, expanded against
@@ -74,7 +75,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	}
 	defer devnull.Close()
 	files := r.io.files(devnull, log.Writer())
-	inst := &instance{def: def, acct: acct}
+	inst := &instance{def: def, acct: acct, log: log}
 	ctx, cancel := context.WithCancel(context.Background())
 	inst.cancel = cancel
 	notify, err := r.readiness(ctx, inst, &files)

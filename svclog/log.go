@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hinit/asuser"
@@ -68,6 +69,13 @@ type Log struct {
 	outs   []*output
 	done   chan struct{} // closed when the reader and every output are finished
 	closeW sync.Once
+
+	// The reader is woken by a read deadline in the past: for good when
+	// Close has given up waiting (stopped), or to end the current line for
+	// the EndLine calls in enders, which it closes then.
+	stopped atomic.Bool
+	mu      sync.Mutex
+	enders  []chan struct{} // guarded by mu
 }
 
 // New creates the pipe and starts the goroutines of a Log. Nothing is
@@ -133,6 +141,51 @@ func (l *Log) Retire() { l.closeW.Do(func() { l.w.Close() }) }
 // side and every line read is written.
 func (l *Log) Done() <-chan struct{} { return l.done }
 
+// endLineWait bounds how long EndLine waits for the reader.
+const endLineWait = 100 * time.Millisecond
+
+// EndLine is called when an instance (or a finish program) has ended: what
+// it wrote is read from the pipe without waiting for more, and a last line
+// without its newline is written as a line of its own, now rather than when
+// the pipe closes, and never joined to the next instance's first line. It
+// returns once that is done, or after endLineWait.
+func (l *Log) EndLine() {
+	c := make(chan struct{})
+	l.mu.Lock()
+	l.enders = append(l.enders, c)
+	l.mu.Unlock()
+	l.r.SetReadDeadline(time.Unix(1, 0))
+	t := time.NewTimer(endLineWait)
+	defer t.Stop()
+	select {
+	case <-c:
+	case <-l.done:
+	case <-t.C:
+	}
+}
+
+// woken is the reader's answer to a read deadline, once it has read what
+// the pipe holds: false when Close stopped it; otherwise it clears the
+// deadline and ends the current line for the EndLine calls waiting. A
+// deadline set after the clearing wakes it again: nothing is missed.
+func (l *Log) woken(s *splitter) bool {
+	l.r.SetReadDeadline(time.Time{})
+	if l.stopped.Load() {
+		return false
+	}
+	l.mu.Lock()
+	enders := l.enders
+	l.enders = nil
+	l.mu.Unlock()
+	if len(enders) > 0 {
+		s.flush()
+	}
+	for _, c := range enders {
+		close(c)
+	}
+	return true
+}
+
 // Close closes hinit's copy of the write end and waits until every process
 // holding the other copies (instances, their children) has closed it, and
 // every line read has been written, the last unterminated one included. When
@@ -150,6 +203,7 @@ func (l *Log) Close(ctx context.Context) error {
 			return nil
 		default:
 		}
+		l.stopped.Store(true)
 		l.r.SetReadDeadline(time.Unix(1, 0))
 		return fmt.Errorf("close log %s: %w", l.opts.Name, context.Cause(ctx))
 	}
@@ -162,7 +216,7 @@ func (l *Log) run(log *slog.Logger) {
 			o.push(ln)
 		}
 	}}
-	if err := readPipe(l.r, s); err != nil {
+	if err := readPipe(l.r, s, func() bool { return l.woken(s) }); err != nil {
 		log.Warn("log reading stopped", "err", err)
 	}
 	l.r.Close()

@@ -188,3 +188,28 @@ func TestCloseWaitsForEveryWriter(t *testing.T) {
 		t.Fatalf("console: %q", console.String())
 	}
 }
+
+// An instance's last line without its newline is written when EndLine says
+// the instance has ended, not when the pipe closes (for a static service,
+// at container shutdown), and it is never joined to the next instance's
+// first line. Before, "fatal: bad config" waited in memory, and each
+// instance's partial line was glued to the next one's under one timestamp.
+func TestEndLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "svc")
+	l := newLog(t, Options{Dir: dir})
+	sh(t, l.Writer(), `printf 'fatal: bad config'`)
+	l.EndLine()
+	testprog.WaitFor(t, 5*time.Second, "the last line written before the log closes", func() bool {
+		b, _ := os.ReadFile(l.Path())
+		return strings.HasSuffix(string(b), " fatal: bad config\n")
+	})
+	sh(t, l.Writer(), `printf 'second'`)
+	l.EndLine()
+	l.EndLine() // nothing left to end: no empty line
+	sh(t, l.Writer(), `echo third; printf 'last'`)
+	closeLog(t, l)
+	if got, want := texts(readEntries(t, l.Path())), []string{"fatal: bad config", "second", "third", "last"}; !slices.Equal(got, want) {
+		t.Fatalf("lines %q, want %q", got, want)
+	}
+	l.EndLine() // after Close: returns at once
+}

@@ -79,11 +79,11 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 const drainLimit = 64 << 10
 
 // readPipe feeds s everything read from f until EOF. It waits in the
-// netpoller without holding a buffer. Once a read deadline has stopped it
-// (Close gave up waiting for the writers), it still takes what is already
-// in the pipe, up to drainLimit, without waiting for more: the last lines
-// written before the stop are not lost.
-func readPipe(f *os.File, s *splitter) error {
+// netpoller without holding a buffer. At a read deadline it takes what is
+// already in the pipe, up to drainLimit, without waiting for more, and asks
+// woken whether to go on: it stops when Close gave up waiting for the
+// writers, and the last lines written before the stop are not lost.
+func readPipe(f *os.File, s *splitter, woken func() bool) error {
 	defer s.flush()
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -99,7 +99,9 @@ func readPipe(f *os.File, s *splitter) error {
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			drain(rc, s)
-			return nil
+			if !woken() {
+				return nil
+			}
 		case err != nil:
 			return err
 		case rerr == unix.EINTR:
