@@ -22,7 +22,8 @@ func catchable(s syscall.Signal) bool {
 }
 
 // setParentDeathSignal arms -p SIG. A parent that died before the kernel
-// was asked is caught up with by sending the signal now.
+// was asked is caught up with by sending the signal now. As PID 1 hinit
+// cannot tell (parentGone is always true there): it waits for the signal.
 func (h *hinit) setParentDeathSignal() {
 	p := h.opts.pdeath
 	if p == 0 {
@@ -32,7 +33,7 @@ func (h *hinit) setParentDeathSignal() {
 		h.log.Warn("cannot set the parent-death signal", "signal", unix.SignalName(p), "err", err)
 		return
 	}
-	if h.parentGone() {
+	if !h.isPID1 && h.parentGone() {
 		syscall.Kill(os.Getpid(), p)
 	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"hinit/childsig"
 	"hinit/internal/testprog"
+
+	"golang.org/x/sys/unix"
 )
 
 // hinit as tini (SPEC §7), through a symlink named tini, tried with tini's
@@ -89,6 +91,30 @@ func TestTiniParentDeathSignal(t *testing.T) {
 	p.waitOutput("got SIGUSR1", false)
 	p.waitOutput("got SIGTERM", false)
 	p.wait(15 * time.Second) // main and hinit gone: nobody holds stdout
+}
+
+// As PID 1, -p does nothing until the signal comes: main runs to its end.
+// Before, hinit could not see its parent, took it for dead at boot and
+// sent itself the signal: main got SIGUSR1, then a shutdown.
+func TestTiniParentDeathSignalAsPID1(t *testing.T) {
+	fifo := filepath.Join(testprog.PublicDir(t), "go")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startInit(t, initOpts{as: "tini", bare: true, flags: []string{"-p", "SIGUSR1"},
+		args: []string{"/bin/sh", "-c", "echo ready; read _ < " + fifo + "; exit 4"}})
+	p.waitOutput("ready", false)
+	// Held open read-write: the line waits in the FIFO for main's read,
+	// which a USR1 would have ended with 138.
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.WriteString("go\n")
+	if code := p.wait(10 * time.Second); code != 4 {
+		t.Errorf("exit %d, want main's 4", code)
+	}
 }
 
 // Reaping and signals in tini's three non-PID-1 set-ups: under a subreaper
