@@ -57,7 +57,19 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}
 	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout})
-	if resp := m.waitAdded(ctx, name, noted); resp != nil {
+	dir := filepath.Join(m.scandir, name)
+	published, _ := os.Lstat(dir)
+	if why, resp := m.waitAdded(ctx, name, noted); why != "" {
+		// Refused or broken: the watcher would keep the dir, and start
+		// it once a slot frees or the template renders. A failed register
+		// leaves nothing behind.
+		if fi, err := os.Lstat(dir); err == nil && published != nil && os.SameFile(fi, published) {
+			if err := m.removeSlot(dir, false); err != nil {
+				m.log.Error("register: refused dir not removed", "svc", name, "err", err)
+			}
+		}
+		return control.Errorf(control.CodeFailed, "%s is not registered: %s", name, why)
+	} else if resp != nil {
 		return resp
 	}
 	if s := m.group.Get(name); s != nil && !req.Down {
@@ -178,24 +190,24 @@ func (m *Manager) removeSlot(dir string, root bool) error {
 }
 
 // waitAdded waits until the scandir watcher has added name, or has noted
-// why not since the note numbered noted.
-func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64) *control.Response {
+// why not since the note numbered noted (why), or the wait ends (resp).
+func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64) (why string, resp *control.Response) {
 	ctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
 	defer cancel()
 	for {
 		changed := m.group.Watch()
 		_, notes := m.dyn.noteWatch()
 		if m.group.Get(name) != nil {
-			return nil
+			return "", nil
 		}
 		if why := m.dyn.notedSince(name, noted); why != "" {
-			return control.Errorf(control.CodeFailed, "%s is not supervised: %s", name, why)
+			return why, nil
 		}
 		select {
 		case <-changed:
 		case <-notes:
 		case <-ctx.Done():
-			return control.Errorf(control.CodeTimeout, "hinit did not pick up %s; see hinit's log", name)
+			return "", control.Errorf(control.CodeTimeout, "hinit did not pick up %s; see hinit's log", name)
 		}
 	}
 }
