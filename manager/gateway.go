@@ -42,6 +42,15 @@ func (g gateways) home() gwstate.Home {
 	return gwstate.ResolveHome(config.Expand(g.rc.Home, g.environ()))
 }
 
+// applyDesired records what verb asks of s (recordDesired) and applies it,
+// under one lock with every other record.
+func (m *Manager) applyDesired(s *supervise.Service, verb string, apply func() error) error {
+	m.desiredMu.Lock()
+	defer m.desiredMu.Unlock()
+	m.recordDesired(s, verb)
+	return apply()
+}
+
 // recordDesired writes what a user asked of a gateway into its profile's
 // gateway_state.json (SPEC §4): desired_state running for start and restart,
 // stopped for stop, with updated_at; every other field kept. It writes as

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,6 +65,10 @@ type Manager struct {
 	gw       gateways
 	mux      *control.Mux
 	stopping atomic.Bool // the container's shutdown has begun
+	// desiredMu holds a gateway's desired state record and the request
+	// it records together (applyDesired): two requests at once leave the
+	// record and the service agreeing.
+	desiredMu sync.Mutex
 }
 
 // New returns a Manager whose services live until ctx ends. It starts

@@ -2,11 +2,13 @@ package manager_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -443,5 +445,36 @@ func TestWaitOnOnceStart(t *testing.T) {
 	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"slow"}, Once: true, Wait: "5s"}, 0, "")
 	if st := f.State("slow"); st != "up" {
 		t.Fatalf("slow is %q after start --once --wait, want up", st)
+	}
+}
+
+// A stop and a start of one gateway at once leave its desired_state and
+// what the service wants agreeing: the record and the request it records
+// are made together, and a start or stop of a stopping service shows in
+// its status at once. Before, status kept the old want until the process
+// exited (this failed within 200 rounds), and the two requests' records and
+// applications could land in opposite orders: the next boot started a
+// gateway the user had stopped, or the other way round.
+func TestStartStopRaceRecordsWhatWasApplied(t *testing.T) {
+	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	if err := os.MkdirAll(filepath.Join(f.Home, "profiles", "coder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder", Down: true}, 0, "")
+	state := filepath.Join(f.Home, "profiles", "coder", "gateway_state.json")
+	for i := range 300 {
+		var wg sync.WaitGroup
+		for _, verb := range []string{control.VerbStop, control.VerbStart} {
+			wg.Go(func() { f.Do(control.Request{Verb: verb, Names: []string{"gateway-coder"}}) })
+		}
+		wg.Wait()
+		var rec struct {
+			Desired string `json:"desired_state"`
+		}
+		b, _ := os.ReadFile(state)
+		json.Unmarshal(b, &rec)
+		if want := f.Status("gateway-coder").Want; (want == "up") != (rec.Desired == "running") {
+			t.Fatalf("round %d: the service wants %s, desired_state is %q", i, want, rec.Desired)
+		}
 	}
 }

@@ -73,7 +73,13 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		return resp
 	}
 	if s := m.group.Get(name); s != nil && !req.Down {
-		m.recordDesired(s, control.VerbStart) // a start: hermes' gateway start of a profile without a slot
+		// A start: hermes' gateway start of a profile without a slot,
+		// unless a stop came first.
+		m.desiredMu.Lock()
+		if s.Status().Want == supervise.WantUp {
+			m.recordDesired(s, control.VerbStart)
+		}
+		m.desiredMu.Unlock()
 	}
 	resp := control.OK()
 	resp.Names = []string{name}
@@ -109,8 +115,7 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	if st.Source == config.SourceStatic {
 		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
 	}
-	m.recordDesired(s, control.VerbStop)
-	if err := s.Stop(true); err != nil {
+	if err := m.applyDesired(s, control.VerbStop, func() error { return s.Stop(true) }); err != nil {
 		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, err)
 	}
 	m.dyn.leave(st.Name)

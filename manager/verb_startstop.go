@@ -19,22 +19,22 @@ const settle = 2 * time.Second
 // wait, waits until each is up (ready, and stayed so) or down.
 func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req *control.Request) *control.Response {
 	for _, s := range svcs {
-		m.recordDesired(s, req.Verb)
-		var err error
-		switch req.Verb {
-		case control.VerbStart:
-			if req.Once {
-				err = s.StartOnce()
-			} else {
-				err = s.Start()
+		err := m.applyDesired(s, req.Verb, func() error {
+			switch req.Verb {
+			case control.VerbStart:
+				if req.Once {
+					return s.StartOnce()
+				}
+				return s.Start()
+			case control.VerbOnce:
+				return s.Once()
+			case control.VerbStop:
+				return s.Stop(true)
+			case control.VerbRestart:
+				return s.Restart()
 			}
-		case control.VerbOnce:
-			err = s.Once()
-		case control.VerbStop:
-			err = s.Stop(true)
-		case control.VerbRestart:
-			err = s.Restart()
-		}
+			return nil
+		})
 		if err != nil {
 			return control.Errorf(control.CodeFailed, "%s %s: %v", req.Verb, s.Name(), err)
 		}

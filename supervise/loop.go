@@ -133,7 +133,9 @@ func (r *runner) handle(c command) error {
 		if r.proc == nil {
 			r.stopTimer()
 			r.spawn()
+			return nil
 		}
+		r.set(r.state, r.reason) // stopping: it starts again once it has exited
 	case opStop:
 		r.final = r.final || c.final
 		return r.stop(c.requested, c.deadline)
@@ -176,6 +178,7 @@ func (r *runner) handle(c command) error {
 func (r *runner) stop(requested bool, deadline time.Time) error {
 	if r.proc == nil && r.fin != nil { // down once finish ends (its timer runs on)
 		r.want = false
+		r.set(r.state, r.reason)
 		return nil
 	}
 	if r.proc == nil {
@@ -195,6 +198,7 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 		if r.timerFor == timerKill && !deadline.IsZero() && deadline.Before(r.timerAt) {
 			r.arm(timerKill, time.Until(deadline)) // a shutdown may bring an ongoing stop's SIGKILL forward, never put it off
 		}
+		r.set(r.state, r.reason)
 		return nil
 	}
 	if requested {

@@ -493,3 +493,36 @@ func TestLostLinesWhileUp(t *testing.T) {
 		return st.LostLines == 1 && st.State == StateUp && st.PID == up.PID
 	})
 }
+
+// A start or a stop while the process is stopping shows in the status at
+// once: want up (it starts again once it has exited), then want down.
+// Before, the runner changed what it wanted without publishing it, so
+// status and hsvc wait read the old want until the process exited, and
+// hinit recorded a gateway's desired state against a stale one.
+func TestWantWhileStoppingIsShown(t *testing.T) {
+	f := newFixture(t)
+	d := def("svc", "ignore-term", "3")
+	d.Ready.NotifyFD = 3 // up once TERM is ignored
+	d.Stop.Timeout = 10 * time.Second
+	s := f.add(d, true)
+	up := waitState(t, s, StateUp)
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		do   func() error
+		want Want
+	}{{s.Start, WantUp}, {func() error { return s.Stop(true) }, WantDown}, {s.Start, WantUp}} {
+		if err := step.do(); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.Status(); st.State != StateStopping || st.Want != step.want {
+			t.Fatalf("status %s want %s, expected stopping want %s", st.State, st.Want, step.want)
+		}
+	}
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(up.PID, syscall.SIGKILL) // not its stop timeout
+	waitState(t, s, StateDown)
+}
