@@ -16,7 +16,7 @@ import (
 	"hinit/trust"
 )
 
-// readEntry reads the service dir path. It reports ok == false when there is
+// readEntry reads the service dir name of the scandir sfd, at path. It reports ok == false when there is
 // nothing to report (yet): the dir is gone, is not a dir any more, or has no
 // service.yaml. Problems with service.yaml itself go into Entry.Err; err is
 // only for a dir that exists but cannot be opened.
@@ -25,8 +25,8 @@ import (
 // O_NOFOLLOW, so owner, service.yaml and down all come from the same dir even
 // if a writer swaps it for a symlink meanwhile. seed is the Watcher's, for
 // Entry.sum.
-func readEntry(name, path string, s6 bool, seed maphash.Seed) (e Entry, ok bool, err error) {
-	dfd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func readEntry(sfd int, name, path string, s6 bool, seed maphash.Seed) (e Entry, ok bool, err error) {
+	dfd, err := unix.Openat(sfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return Entry{}, false, nil
 	}
@@ -52,7 +52,7 @@ func readEntry(name, path string, s6 bool, seed maphash.Seed) (e Entry, ok bool,
 		return Entry{}, false, nil // no service.yaml (yet)
 	}
 	if e.S6 != nil { // its programs start by path: the scandir's writers count
-		if err := execParent(path, &judge); err != nil {
+		if err := execParent(sfd, path, &judge); err != nil {
 			return Entry{}, false, err
 		}
 	}
@@ -69,16 +69,27 @@ func readEntry(name, path string, s6 bool, seed maphash.Seed) (e Entry, ok bool,
 	return e, true, nil
 }
 
-// execParent shows judge the dir holding the service dir path (the
-// scandir), through which an s6 dir's run, finish and log/run are executed
-// by path later: see trust.Judge.AddExecParent.
-func execParent(path string, judge *trust.Judge) error {
-	parent := filepath.Dir(path)
+// execParent shows judge the scandir sfd holding the service dir path,
+// through which an s6 dir's run, finish and log/run are executed by path
+// later (trust.Judge.AddExecParent), and who may replace each dir of that
+// path from the scandir up (trust.Judge.AddReplacers).
+func execParent(sfd int, path string, judge *trust.Judge) error {
+	scandir := filepath.Dir(path)
 	var st unix.Stat_t
-	if err := unix.Stat(parent, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", parent, err)
+	if err := unix.Fstat(sfd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", scandir, err)
 	}
-	judge.AddExecParent(parent, &st)
+	judge.AddExecParent(scandir, &st)
+	for p := scandir; p != "/" && p != "."; p = filepath.Dir(p) {
+		var st, pst unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return fmt.Errorf("stat %s: %w", p, err)
+		}
+		if err := unix.Stat(filepath.Dir(p), &pst); err != nil {
+			return fmt.Errorf("stat %s: %w", filepath.Dir(p), err)
+		}
+		judge.AddReplacers(p, filepath.Dir(p), &st, &pst)
+	}
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -177,10 +176,16 @@ func (w *Watcher) look(name string) (e *Entry, why string) {
 	if name == "" || strings.HasPrefix(name, ".") {
 		return nil, ""
 	}
+	sfd, ok := w.openScandir()
+	if !ok {
+		return nil, "" // replaced: the root watch's event ends Run
+	}
+	defer unix.Close(sfd)
 	path := filepath.Join(w.dir, name)
-	fi, err := os.Lstat(path)
+	var st unix.Stat_t
+	err := unix.Fstatat(sfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, unix.ENOENT):
 		w.unwatch(name)
 		delete(w.warned, name)
 		return nil, ""
@@ -190,25 +195,25 @@ func (w *Watcher) look(name string) (e *Entry, why string) {
 		why = svcname.Check(name).Error()
 	case err != nil:
 		why = "cannot stat it: " + err.Error()
-	case fi.Mode()&fs.ModeSymlink != 0:
+	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		why = "a symlink, never followed; rename a real dir into place"
-	case !fi.IsDir():
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		why = "not a directory"
 	default:
-		return w.lookDir(name, path)
+		return w.lookDir(sfd, name, path)
 	}
 	w.unwatch(name)
 	return nil, errcap.Text(why, errcap.Max)
 }
 
-// lookDir watches a service dir, then reads it: in this order, so a
+// lookDir watches a service dir, then reads it from the scandir sfd: in this order, so a
 // service.yaml written between the two is seen by one or the other.
-func (w *Watcher) lookDir(name, path string) (*Entry, string) {
+func (w *Watcher) lookDir(sfd int, name, path string) (*Entry, string) {
 	werr := w.watch(name, path)
 	if errors.Is(werr, unix.ENOENT) || errors.Is(werr, unix.ENOTDIR) {
 		return nil, "" // removed or replaced since the lstat; its event follows
 	}
-	e, ok, err := readEntry(name, path, w.S6, w.book.seed)
+	e, ok, err := readEntry(sfd, name, path, w.S6, w.book.seed)
 	switch {
 	case err != nil:
 		return nil, errcap.Text("cannot open it: "+err.Error(), errcap.Max)
@@ -221,6 +226,21 @@ func (w *Watcher) lookDir(name, path string) (*Entry, string) {
 		return nil, ""
 	}
 	return &e, ""
+}
+
+// openScandir opens the scandir for one look, if it is still the dir Run
+// began to watch.
+func (w *Watcher) openScandir() (int, bool) {
+	fd, err := unix.Open(w.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Dev != w.dev || st.Ino != w.ino {
+		unix.Close(fd)
+		return -1, false
+	}
+	return fd, true
 }
 
 // warnOnce logs msg for name unless it was the last thing said about name.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestUntrustedDefinitionIsRefused: a service dir or service.yaml writable
@@ -65,5 +67,82 @@ func TestRootDirWithForeignFile(t *testing.T) {
 	must(t, os.Chmod(yaml, 0o664))
 	h.waitEntry("svc", func(e *Entry) bool {
 		return e.Err != nil && strings.Contains(e.Err.Error(), "owned by root but writable by its group")
+	})
+}
+
+// TestScandirPathReplaced: an s6 dir runs by a path through the scandir,
+// so who may replace any dir of that path decides as much as who wrote the
+// dir. The scandir's owner may rename it away even in a sticky /run and
+// put a symlink to a root-owned tree in its place: a look after that reads
+// nothing (the dir watched is gone; its event ends Run). Before, the
+// root-owned tree's dir was read through the symlink, judged root's, and
+// its run was later started by the path, which the owner then pointed at
+// its own tree: root. A root-owned scandir inside a dir a user owns runs
+// its dirs as that user, who may swap the scandir.
+func TestScandirPathReplaced(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	s6svc := func(dir string) {
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, "run"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	}
+	look := func(t *testing.T, scandir, name string, swap func()) *Entry {
+		w := New(scandir, 1000, discardLogger())
+		w.S6 = true
+		in, err := openInotify()
+		must(t, err)
+		defer in.close()
+		w.in = in
+		var st unix.Stat_t
+		must(t, unix.Stat(scandir, &st))
+		w.dev, w.ino = st.Dev, st.Ino // as Run does
+		swap()
+		e, why := w.look(name)
+		if why != "" {
+			t.Fatalf("look %s: ignored: %s", name, why)
+		}
+		return e
+	}
+
+	t.Run("owner swaps the scandir for a symlink", func(t *testing.T) {
+		run := t.TempDir()
+		must(t, unix.Chmod(run, 0o1777)) // os.Chmod would drop the sticky bit
+		scandir := filepath.Join(run, "service")
+		must(t, os.Mkdir(scandir, 0o755))
+		must(t, os.Chown(scandir, 10000, 10000))
+		rootTree := t.TempDir()
+		s6svc(filepath.Join(rootTree, "t"))
+		e := look(t, scandir, "t", func() {
+			must(t, os.Rename(scandir, filepath.Join(run, "old")))
+			must(t, os.Symlink(rootTree, scandir))
+		})
+		if e != nil {
+			t.Fatalf("read t through the replaced scandir: trust %+v", e.Trust)
+		}
+	})
+
+	t.Run("root scandir in a user's dir", func(t *testing.T) {
+		home := t.TempDir()
+		must(t, os.Chown(home, 10000, 10000))
+		scandir := filepath.Join(home, "service")
+		must(t, os.Mkdir(scandir, 0o755))
+		s6svc(filepath.Join(scandir, "t"))
+		e := look(t, scandir, "t", func() {})
+		if e == nil || e.Err != nil || e.Trust.Root || e.Trust.UID != 10000 {
+			t.Fatalf("entry %+v; want it to run as 10000", e)
+		}
+	})
+
+	t.Run("root scandir in sticky /run", func(t *testing.T) {
+		run := t.TempDir()
+		must(t, unix.Chmod(run, 0o1777)) // os.Chmod would drop the sticky bit
+		scandir := filepath.Join(run, "service")
+		must(t, os.Mkdir(scandir, 0o755))
+		s6svc(filepath.Join(scandir, "t"))
+		e := look(t, scandir, "t", func() {})
+		if e == nil || e.Err != nil || !e.Trust.Root {
+			t.Fatalf("entry %+v; want root's", e)
+		}
 	})
 }

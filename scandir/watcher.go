@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,10 +29,15 @@ type Watcher struct {
 
 	in     *inotify
 	rootWd int32
-	dirs   watches // the service dirs' own watches
-	logs   watches // with S6: the watches of s6 dirs' log/, by their dir's name
-	warned map[string]string
-	book   *book
+	// dev and ino are the scandir Run began to watch: each look reads
+	// relative to a descriptor of it (openScandir), never through a path
+	// someone may have replaced since (its owner can rename it, even in
+	// /run).
+	dev, ino uint64
+	dirs     watches // the service dirs' own watches
+	logs     watches // with S6: the watches of s6 dirs' log/, by their dir's name
+	warned   map[string]string
+	book     *book
 	// ignored holds, for at most max names, why each is ignored, as last
 	// sent (Event.Ignored); over counts the ignored names left out since
 	// the last rescan began, overLogged the count last logged, overSaid
@@ -72,9 +78,19 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	}
 	defer in.close()
 	w.in = in
+	// A path with a symlink in it is resolved once, so that the paths
+	// services are started by are the ones judged (execParent).
+	if w.dir, err = filepath.EvalSymlinks(w.dir); err != nil {
+		return fmt.Errorf("watch scandir: %w", err)
+	}
 	if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
+	var st unix.Stat_t
+	if err := unix.Stat(w.dir, &st); err != nil { // after the watch: a swap since is its event
+		return fmt.Errorf("watch scandir: %w", err)
+	}
+	w.dev, w.ino = st.Dev, st.Ino
 	// Wake a waiting read when ctx ends; the loop checks ctx after every
 	// deadline it sets, so this past deadline is never lost.
 	stop := context.AfterFunc(ctx, func() { in.setDeadline(time.Unix(1, 0)) })

@@ -28,7 +28,11 @@
 // RENAME_EXCHANGE), so that dir is one more object for such a definition
 // (AddExecParent): a root-owned one writable by no one else changes nothing;
 // one owned by a non-root user makes the definition run as that user, who
-// could have swapped it anyway, so that is no escalation.
+// could have swapped it anyway, so that is no escalation. The same holds
+// for every dir of the path above: whoever may put something else at the
+// scandir's path, or at a dir above it, chooses what DIR/run names
+// (AddReplacers). And the reader reads through a descriptor of the scandir
+// it watches, never through the path, which may lead elsewhere by then.
 package trust
 
 import (
@@ -101,6 +105,31 @@ func (j *Judge) Add(path string, st *unix.Stat_t) {
 // their own after it was judged.
 func (j *Judge) AddExecParent(path string, st *unix.Stat_t) {
 	j.Add(path, st)
+}
+
+// AddReplacers records who can put something else at path, an entry of
+// the dir parent (st and pst: their lstat and stat at the time of the
+// read), for a definition whose programs are executed by a path through
+// it (every dir from the scandir up): whoever may rename entries of
+// parent. In a sticky dir (/run, /tmp: mode 1777) those are the entry's
+// owner and the dir's, whatever the mode bits say; otherwise every writer
+// of parent, judged as one more object. (The scandir's own path once
+// replaced by its owner with a symlink to a root-owned tree made an s6 dir
+// there run as root.)
+func (j *Judge) AddReplacers(path, parent string, st, pst *unix.Stat_t) {
+	if pst.Mode&unix.S_ISVTX == 0 {
+		j.Add(parent, pst)
+		return
+	}
+	j.Add(path, ownerOnly(st))
+	j.Add(parent, ownerOnly(pst))
+}
+
+// ownerOnly is st as judged for who owns it, its mode bits aside.
+func ownerOnly(st *unix.Stat_t) *unix.Stat_t {
+	c := *st
+	c.Mode &^= 0o022
+	return &c
 }
 
 // Verdict is the decision over every object added so far.

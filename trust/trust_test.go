@@ -108,3 +108,42 @@ func TestExecParent(t *testing.T) {
 		})
 	}
 }
+
+// TestReplacers: who may put something else at a path of a root-owned s6
+// dir. In a sticky dir only the entry's owner and the dir's count (a user
+// renaming its own /run/service, /run being 1777, chose what the path
+// holds); otherwise every writer of the dir is judged.
+func TestReplacers(t *testing.T) {
+	tests := []struct {
+		name          string
+		entry, parent obj
+		root          bool
+		uid           int
+		refused       string
+	}{
+		{"root entry in root 0755", obj{0, 0, 0o755}, obj{0, 0, 0o755}, true, 0, ""},
+		{"root entry in root sticky 1777", obj{0, 0, 0o755}, obj{0, 0, 0o1777}, true, 0, ""},
+		{"hermes entry in root sticky 1777", obj{10000, 10000, 0o755}, obj{0, 0, 0o1777}, false, 10000, ""},
+		{"hermes symlink in root sticky 1777", obj{10000, 10000, 0o777}, obj{0, 0, 0o1777}, false, 10000, ""},
+		{"root entry in hermes dir", obj{0, 0, 0o755}, obj{10000, 10000, 0o755}, false, 10000, ""},
+		{"root entry in root 0777", obj{0, 0, 0o755}, obj{0, 0, 0o777}, false, 0, "/p is writable by every user"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var j Judge
+			j.Add("/p/e/svc", &unix.Stat_t{Mode: 0o755})
+			st := unix.Stat_t{Uid: uint32(tc.entry.uid), Gid: uint32(tc.entry.gid), Mode: tc.entry.mode}
+			pst := unix.Stat_t{Uid: uint32(tc.parent.uid), Gid: uint32(tc.parent.gid), Mode: tc.parent.mode}
+			j.AddReplacers("/p/e", "/p", &st, &pst)
+			v := j.Verdict()
+			switch {
+			case tc.refused != "":
+				if v.Refused == nil || !strings.Contains(v.Refused.Error(), tc.refused) || v.Root {
+					t.Fatalf("verdict %+v, want refused saying %q", v, tc.refused)
+				}
+			case v.Refused != nil || v.Root != tc.root || (!tc.root && v.UID != tc.uid):
+				t.Fatalf("verdict %+v, want root=%v uid=%d", v, tc.root, tc.uid)
+			}
+		})
+	}
+}
