@@ -247,6 +247,11 @@ services:
 		},
 	},
 	{
+		name: "log.keep past MaxLogKeep",
+		yaml: "services:\n  a: {command: [a], log: {keep: 1001}}\n  b: {command: [b], log: {keep: 1000}}\n",
+		want: []string{`hinit.yaml:2: services.a.log.keep: 1001 is too large, expected at most 1000 (raise max_size to keep more)`},
+	},
+	{
 		name: "bad ready",
 		yaml: `services:
   a: {command: [a], ready: {notify_fd: 1}}

@@ -17,6 +17,11 @@ var (
 	defaultLog     = Log{MaxSize: 1 << 20, Keep: 10}
 )
 
+// MaxLogKeep is the most archives log.keep may ask for: hinit holds the
+// names of the archives it keeps while it prunes, and the dir's owner (the
+// hermes user for a scandir service) writes both the setting and the dir.
+const MaxLogKeep = 1000
+
 // origin is where a service mapping is written; it decides which keys it may hold.
 type origin int
 
@@ -232,6 +237,9 @@ func (d *decoder) log(n *yaml.Node, path string) Log {
 			d.sizeTo(&l.MaxSize, e.v, p)
 		case "keep":
 			d.intTo(&l.Keep, e.v, p, 0)
+			if l.Keep > MaxLogKeep {
+				d.at(e.v, p, "%d is too large, expected at most %d (raise max_size to keep more)", l.Keep, MaxLogKeep)
+			}
 		case "console":
 			var on bool
 			d.boolTo(&on, e.v, p)

@@ -1,10 +1,10 @@
 package svclog
 
 import (
+	"container/heap"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -48,9 +48,12 @@ func archiveName(dfd int, t time.Time) string {
 }
 
 // prune deletes the oldest archives beyond keep, in the dir opened. It
-// reads the dir in batches and holds at most keep+1 names, however many
+// reads the dir in batches and holds at most keep names, however many
 // entries the dir's owner has put there: an archive older than the keep
-// newest seen so far is deleted as soon as it is known to be.
+// newest seen so far is deleted as soon as it is known to be. The newest
+// are a min-heap, so a dir of N names costs N log keep. An archive that
+// cannot be deleted (a dir planted under an archive's name) is passed
+// over, and the first such error is returned once the rest are done.
 func (w *fileWriter) prune() error {
 	dfd := int(w.d.Fd())
 	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -60,30 +63,49 @@ func (w *fileWriter) prune() error {
 	d := os.NewFile(uintptr(fd), ".")
 	defer d.Close()
 	keep := max(w.keep, 0)
-	var newest []string // sorted, oldest first
+	newest := &names{} // the keep newest seen so far, the oldest of them first
+	var first error
+	remove := func(n string) {
+		if err := unix.Unlinkat(dfd, n, 0); err != nil && err != unix.ENOENT && first == nil {
+			first = fmt.Errorf("remove %s/%s: %w", w.dir, n, err)
+		}
+	}
 	for {
 		batch, err := d.Readdirnames(pruneBatch)
 		for _, n := range batch {
-			if !strings.HasPrefix(n, "@") || !strings.HasSuffix(n, ".s") {
-				continue
+			switch {
+			case !strings.HasPrefix(n, "@") || !strings.HasSuffix(n, ".s"):
+			case newest.Len() < keep:
+				heap.Push(newest, n)
+			case keep > 0 && n > (*newest)[0]:
+				remove((*newest)[0])
+				(*newest)[0] = n
+				heap.Fix(newest, 0)
+			default:
+				remove(n)
 			}
-			i, _ := slices.BinarySearch(newest, n)
-			newest = slices.Insert(newest, i, n)
-			if len(newest) <= keep {
-				continue
-			}
-			if err := unix.Unlinkat(dfd, newest[0], 0); err != nil && err != unix.ENOENT {
-				return fmt.Errorf("remove %s/%s: %w", w.dir, newest[0], err)
-			}
-			newest = slices.Delete(newest, 0, 1)
 		}
 		if err == io.EOF {
-			return nil
+			return first
 		}
 		if err != nil {
 			return fmt.Errorf("list %s: %w", w.dir, err)
 		}
 	}
+}
+
+// names is a min-heap of archive names: their timestamps sort as text.
+type names []string
+
+func (h names) Len() int           { return len(h) }
+func (h names) Less(i, j int) bool { return h[i] < h[j] }
+func (h names) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *names) Push(x any)        { *h = append(*h, x.(string)) }
+func (h *names) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // pruneBatch is how many names prune reads from the dir at a time.

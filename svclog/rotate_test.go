@@ -146,3 +146,26 @@ func TestPruneAmongManyEntries(t *testing.T) {
 		t.Fatalf("%d entries left, want the 1500 others, 3 archives and current", len(ents))
 	}
 }
+
+// A dir planted under an archive's name cannot be deleted, and pruning
+// goes on past it: the other old archives go, the error is logged. Before,
+// prune stopped at it, and at every later rotation too: archives were
+// never deleted again.
+func TestPruneGoesPastAPlantedDir(t *testing.T) {
+	clock := newClock()
+	dir := t.TempDir()
+	stamp := func(i int) string {
+		return time.Date(2000, 1, 1, 0, 0, 0, i*1000, time.UTC).Format(archiveLayout)
+	}
+	must(t, os.Mkdir(filepath.Join(dir, stamp(0)), 0o755)) // the oldest
+	for i := 1; i <= 300; i++ {
+		must(t, os.WriteFile(filepath.Join(dir, stamp(i)), nil, 0o644))
+	}
+	l := newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 2, Now: clock.Now})
+	fmt.Fprintf(l.Writer(), "%s\n%s\n", strings.Repeat("x", 60), strings.Repeat("y", 60)) // one rotation
+	closeLog(t, l)
+	names, _ := archives(dir)
+	if want := []string{stamp(0), stamp(300), "@20260521T061805.123456Z.s"}; !slices.Equal(names, want) {
+		t.Fatalf("archives %v, want %v", names, want)
+	}
+}
