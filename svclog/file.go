@@ -129,7 +129,7 @@ func entrySize(l line) int64 { return int64(len(stampLayout) + 1 + len(l.text) +
 
 // ready makes sure current is open and has room for n more bytes.
 func (w *fileWriter) ready(n int64) error {
-	if w.f != nil && !w.now().Before(w.checkAt) {
+	if w.f != nil && (!w.now().Before(w.checkAt) || w.unlinked()) {
 		w.recheck()
 	}
 	if w.f == nil {
@@ -207,6 +207,14 @@ func (w *fileWriter) recheck() {
 			w.log.Warn("log dir path cannot be used; writing on in the dir opened before", "err", err)
 		}
 	}
+}
+
+// unlinked reports whether the file being written was removed: one fstat
+// of the descriptor held, per write, so that no line goes into a removed
+// file (a rename is seen at the next recheck; its lines are in the file).
+func (w *fileWriter) unlinked() bool {
+	var st unix.Stat_t
+	return unix.Fstat(int(w.f.Fd()), &st) == nil && st.Nlink == 0
 }
 
 // currentInPlace reports whether <dir>/current is still the file being
