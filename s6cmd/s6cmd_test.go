@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/control"
 )
 
@@ -93,5 +95,43 @@ func TestParseLogScript(t *testing.T) {
 		if _, err := parseLogScript(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// TestDownSignal: s6-svc -r reads down-signal as hinit reads the dir. A
+// FIFO or a symlink to /dev/zero that the dir's owner put there gives the
+// default at once. Before, root's s6-svc -r blocked on the FIFO for good,
+// and read /dev/zero until memory ran out.
+func TestDownSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(path string) error
+		want  string
+	}{
+		{"none", func(string) error { return nil }, "TERM"},
+		{"HUP", func(p string) error { return os.WriteFile(p, []byte("SIGHUP\n"), 0o644) }, "HUP"},
+		{"unknown", func(p string) error { return os.WriteFile(p, []byte("SIGNOPE\n"), 0o644) }, "TERM"},
+		{"FIFO", func(p string) error { return unix.Mkfifo(p, 0o644) }, "TERM"},
+		{"symlink to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "TERM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "run"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.plant(filepath.Join(dir, "down-signal")); err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan string, 1)
+			go func() { got <- downSignal(dir) }()
+			select {
+			case s := <-got:
+				if s != tc.want {
+					t.Fatalf("downSignal = %q, want %q", s, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("downSignal blocked")
+			}
+		})
 	}
 }

@@ -3,14 +3,14 @@ package s6cmd
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/control"
-	"hinit/signame"
+	"hinit/s6dir"
+	"hinit/trust"
 )
 
 const svcSynopsis = "[ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyroduDUxOQ ] servicedir"
@@ -158,15 +158,20 @@ func (e *env) svcSignal(dir, name, sig string) error {
 }
 
 // downSignal is the signal s6-svc -r sends: the dir's down-signal file,
-// SIGTERM by default.
+// SIGTERM by default. It is read as hinit reads the dir (package s6dir:
+// through a descriptor, never following a symlink nor opening a FIFO, a
+// few bytes at most): root's s6-svc -r must not hang on a FIFO, or read
+// /dev/zero, that the dir's owner put there.
 func downSignal(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "down-signal"))
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "TERM"
 	}
-	s := strings.TrimSpace(string(b))
-	if _, err := signame.Parse(s); err != nil || s == "" {
+	defer unix.Close(fd)
+	var judge trust.Judge
+	d, err := s6dir.Read(fd, dir, &judge)
+	if err != nil || d.DownSignal == "" {
 		return "TERM"
 	}
-	return s
+	return d.DownSignal
 }
