@@ -275,9 +275,11 @@ func (h *hinit) loop() int {
 			close(h.mainGone)
 			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
-			if h.set.bare && h.alone() {
+			if h.set.bare && (h.alone() || !h.isPID1) {
 				// As tini: main was all there was, nothing to stop
-				// or flush.
+				// or flush; or, as a subreaper, what main left
+				// behind is not hinit's to stop (tini -s leaves it
+				// running, to the next subreaper or init).
 				return h.opts.exitStatus(h.set.cfg.Main, st.ExitStatus())
 			}
 			begin("main exited", false)

@@ -259,3 +259,29 @@ func killTreeAtEnd(t *testing.T, pid int) {
 		}
 	})
 }
+
+// Not PID 1, a bare hinit exits with main's status as soon as main is
+// reaped, and leaves what main put in the background running, as tini -s
+// does: it goes on under the next subreaper or init. Before, hinit sent it
+// TERM, and KILL at HINIT_SHUTDOWN_TIMEOUT.
+func TestTiniLeavesBackgroundAlone(t *testing.T) {
+	p := startInit(t, initOpts{as: "tini", bare: true, notPID1: true, flags: []string{"-s"},
+		args: []string{"/bin/sh", "-c", "sleep 1234 >/dev/null 2>&1 & echo bg=$!; exit 5"}})
+	if code := p.wait(10 * time.Second); code != 5 {
+		t.Fatalf("exit %d, want main's 5", code)
+	}
+	var bg int
+	for _, f := range strings.Fields(p.stdout.String()) {
+		if v, ok := strings.CutPrefix(f, "bg="); ok {
+			bg, _ = strconv.Atoi(v)
+		}
+	}
+	if bg <= 0 {
+		t.Fatalf("no background pid in %q", p.stdout)
+	}
+	defer syscall.Kill(bg, syscall.SIGKILL)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", bg))
+	if f := strings.Fields(string(b)); err != nil || len(f) < 3 || f[2] == "Z" || !strings.Contains(f[1], "sleep") {
+		t.Fatalf("the background sleep is gone after hinit's exit: %q %v", b, err)
+	}
+}
