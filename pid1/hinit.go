@@ -30,11 +30,32 @@ import (
 	"hinit/s6compat"
 )
 
-// forwarded are the signals hinit passes on to main (SPEC §2). SIGWINCH is
-// added when there is no terminal (with one, the kernel tells main itself).
-// SIGURG is never among them: the Go runtime uses it.
+// forwarded are the signals a configured hinit passes on to main (SPEC
+// §2), and SIGWINCH when there is no terminal (with one, the kernel tells
+// main itself); a bare one passes on tiniForwarded. SIGURG is never among
+// them: the Go runtime uses it.
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT,
 	syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// tiniForwarded are the signals a bare hinit passes on to main, as tini
+// does: every signal but those tini leaves alone (CHLD; the synchronous
+// FPE, ILL, SEGV, BUS, ABRT, TRAP, SYS; TTIN and TTOU), those the Go
+// runtime needs (URG; 32 and 33, the C library's), ALRM (the bare
+// shutdown deadline's alarm), and KILL and STOP, which none can catch.
+// docker stop's STOPSIGNAL may be any of them (SIGRTMIN+3, SIGPWR...).
+func tiniForwarded() []os.Signal {
+	var out []os.Signal
+	for s := syscall.Signal(1); s <= 64; s++ {
+		switch s {
+		case syscall.SIGKILL, syscall.SIGSTOP, syscall.SIGCHLD, syscall.SIGFPE, syscall.SIGILL, syscall.SIGSEGV,
+			syscall.SIGBUS, syscall.SIGABRT, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGTTIN, syscall.SIGTTOU,
+			syscall.SIGURG, syscall.SIGALRM, 32, 33:
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
 
 // beginsShutdown reports whether a received signal also shuts down.
 func beginsShutdown(s os.Signal) bool {
@@ -161,14 +182,16 @@ func boot(args []string, opts *options) int {
 // neither caught nor forwarded, as with tini, and so stays ignored in main
 // and the services (docs/tini.md, "Signals main starts with").
 func (h *hinit) setupSignals() {
+	list := append(slices.Clone(forwarded), syscall.SIGWINCH)
+	if h.set.bare {
+		list = tiniForwarded()
+	}
 	var sigs []os.Signal
-	for _, s := range forwarded {
-		if !signal.Ignored(s) {
+	for _, s := range list {
+		// With a terminal the kernel tells main of SIGWINCH itself.
+		if !signal.Ignored(s) && !(h.tty && s == syscall.SIGWINCH) {
 			sigs = append(sigs, s)
 		}
-	}
-	if !h.tty {
-		sigs = append(sigs, syscall.SIGWINCH)
 	}
 	if p := h.opts.pdeath; catchable(p) && !slices.Contains(sigs, os.Signal(p)) {
 		sigs = append(sigs, p)

@@ -285,3 +285,26 @@ func TestTiniLeavesBackgroundAlone(t *testing.T) {
 		t.Fatalf("the background sleep is gone after hinit's exit: %q %v", b, err)
 	}
 }
+
+// A bare hinit forwards every signal tini does, not only the six hinit.yaml
+// services care about: docker stop's STOPSIGNAL may be SIGRTMIN+3 (systemd)
+// or SIGPWR, and programs use CONT, VTALRM, PIPE. Before, the Go runtime
+// swallowed them: main never heard of them.
+func TestTiniForwardsEverySignal(t *testing.T) {
+	sigs := []syscall.Signal{syscall.SIGPWR, syscall.SIGCONT, syscall.SIGVTALRM, syscall.SIGPIPE, syscall.SIGXCPU, 37, 64}
+	var script strings.Builder
+	for _, s := range sigs {
+		fmt.Fprintf(&script, "trap 'echo got %d' %d; ", s, s)
+	}
+	script.WriteString("echo ready; while :; do sleep 0.05; done")
+	p := startInit(t, initOpts{as: "tini", bare: true, args: []string{"/bin/bash", "-c", script.String()}})
+	p.waitOutput("ready", false)
+	pid := p.hinitPID()
+	for _, s := range sigs {
+		if err := syscall.Kill(pid, s); err != nil {
+			t.Fatal(err)
+		}
+		p.waitOutput(fmt.Sprintf("got %d", s), false)
+	}
+	p.signal(syscall.SIGKILL)
+}
