@@ -53,7 +53,7 @@ import "time"
 //	unregister  names (exactly one), wait                stop, forget, remove its dir once stopped
 //	list        prefix                                   → names, sorted
 //	wait        names (exactly one), until, wait,        block until the state
-//	            not_pid                                  (and, with not_pid, another process)
+//	            not_pid, patient                         (and, with not_pid, another process)
 //	once        names                                    the running process is not restarted
 //	                                                     when it exits; a down service stays down
 //	check       —                                        ok unless an essential service failed
@@ -68,7 +68,11 @@ import "time"
 // for a moment (2 s, or the rest of the wait when shorter), and fail with
 // the reason when it lands in exited, backoff or failed instead. A wait
 // that runs out answers CodeTimeout; what was asked goes on regardless
-// (an unregistered service's dir is removed once it has stopped).
+// (an unregistered service's dir is removed once it has stopped). The verb
+// wait fails at once when the service will not get there without another
+// request (up or ready: it is down by choice, exited or failed); a patient
+// wait (s6-svwait) waits on all the same, and takes a service backing off
+// for down, as s6 does: no process runs.
 //
 // The response's code is the exit code hsvc exits with (Code* below); ok is
 // true exactly when code is 0; error is one line that says what to do.
@@ -154,6 +158,7 @@ type Request struct {
 	Once     bool              `json:"once,omitempty"`    // start: want up for one run, then down
 	NotPID   int               `json:"not_pid,omitempty"` // wait: also until the pid is another one
 	Process  bool              `json:"process,omitempty"` // signal: the process only, not its group (s6-svc)
+	Patient  bool              `json:"patient,omitempty"` // wait: until the state or the timeout, whatever else happens (s6-svwait)
 }
 
 // Response is hinit's answer. Code is the exit code of hsvc.

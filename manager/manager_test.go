@@ -478,3 +478,34 @@ func TestStartStopRaceRecordsWhatWasApplied(t *testing.T) {
 		}
 	}
 }
+
+// A patient wait (s6-svwait) waits on for a service down by choice, which
+// someone may start meanwhile, and takes a crash loop's backoff for down;
+// hsvc wait answers at once that a down service will not come up.
+// Before, s6-svwait -u, then s6-svc -u, failed at once with "is down", and
+// s6-svwait -D on a crash loop timed out, where s6 answers 0 both times.
+func TestPatientWait(t *testing.T) {
+	f := mt.Start(t, "templates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "a", Down: true}, 0, "")
+	up := control.Request{Verb: control.VerbWait, Names: []string{"gateway-a"}, Until: control.UntilUp, Wait: "10s"}
+	f.Expect(up, control.CodeFailed, "gateway-a is down")
+	up.Patient = true
+	done := make(chan *control.Response, 1)
+	go func() { done <- f.Do(up) }()
+	select {
+	case resp := <-done:
+		t.Fatalf("a patient wait on a down service answered %+v at once", resp)
+	case <-time.After(200 * time.Millisecond): // it waits: nothing to sync on but its answer
+	}
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"gateway-a"}}, 0, "")
+	if resp := <-done; !resp.OK {
+		t.Fatalf("patient wait after the start: %+v", resp)
+	}
+
+	f.Publish("crash", "command: [/bin/false]\nbackoff: {initial: 1h, max: 1h}\n"+testEnv)
+	testprog.WaitFor(t, 5*time.Second, "crash backing off", func() bool { return f.State("crash") == "backoff" })
+	down := control.Request{Verb: control.VerbWait, Names: []string{"crash"}, Until: control.UntilDown, Wait: "300ms"}
+	f.Expect(down, control.CodeTimeout, "timed out")
+	down.Patient = true
+	f.Expect(down, 0, "")
+}

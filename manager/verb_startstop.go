@@ -69,18 +69,20 @@ func (m *Manager) wait(ctx context.Context, _ control.Caller, s *supervise.Servi
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	return waiting{until: req.Until, timeout: timeout, notPID: req.NotPID}.wait(ctx, s)
+	return waiting{until: req.Until, timeout: timeout, notPID: req.NotPID, patient: req.Patient}.wait(ctx, s)
 }
 
 // waiting is one wait for a state: until (up, ready, down) within timeout
 // (0: none; ctx carries it). started marks the wait of start and restart,
 // for which backoff is a failure too. notPID, when not 0, is a process that
-// does not count: s6-svc -wr waits for a new one.
+// does not count: s6-svc -wr waits for a new one. patient is s6-svwait's:
+// never hopeless, and backoff counts as down.
 type waiting struct {
 	until   string
 	timeout time.Duration
 	started bool
 	notPID  int
+	patient bool
 }
 
 // wait blocks until s reaches w.until, ctx ends, or the state shows it
@@ -99,8 +101,12 @@ func (w waiting) wait(ctx context.Context, s *supervise.Service) *control.Respon
 	return control.OK()
 }
 
-// reached reports whether st is what w waits for.
+// reached reports whether st is what w waits for. A patient wait (s6's)
+// takes a service backing off for down: no process runs.
 func (w waiting) reached(st supervise.Status) bool {
+	if w.patient && w.until == control.UntilDown && st.State == supervise.StateBackoff {
+		return true
+	}
 	return reached(st, w.until) && (w.notPID == 0 || st.PID != w.notPID)
 }
 
@@ -140,9 +146,11 @@ func reached(st supervise.Status, until string) bool {
 // where it will stay without another request; for start and restart,
 // backing off counts too: it came up and fell. Want down is hopeless only
 // once nothing runs: a service started for one run (s6-svc -o, start
-// --once) wants down while it starts and may still get up.
+// --once) wants down while it starts and may still get up. A patient wait
+// is never hopeless: someone else may start the service (s6-svwait -u, then
+// s6-svc -u).
 func (w waiting) hopeless(st supervise.Status) bool {
-	if w.until == control.UntilDown || w.until == control.UntilGone {
+	if w.patient || w.until == control.UntilDown || w.until == control.UntilGone {
 		return false
 	}
 	return st.Want == "down" && !st.Running() || st.State == supervise.StateFailed || st.State == supervise.StateExited ||

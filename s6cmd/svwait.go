@@ -86,7 +86,7 @@ func (e *env) waitOne(ctx context.Context, dir, what string) int {
 		notPID = st.PID
 	}
 	resp, err := sub.call(&control.Request{Verb: control.VerbWait, Names: []string{serviceName(dir)},
-		Until: w.until, NotPID: notPID})
+		Until: w.until, NotPID: notPID, Patient: true})
 	switch {
 	case ctx.Err() != nil:
 		return exitTimeout
