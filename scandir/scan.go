@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -17,36 +18,40 @@ import (
 	"hinit/svcname"
 )
 
-// rescan marks every name dirty: those on disk and those we know, so names
-// that vanished unseen are reported gone. It is the initial scan, the
-// overflow recovery and the safety rescan.
+// rescan reads every name again: those we know first, so names that
+// vanished unseen are reported gone, then those on disk, listBatch names at
+// a time. It holds the names it knows (a few times services_max) and one
+// batch, never the whole listing: the hermes user can fill the scandir
+// with any number of entries. It is the initial scan, the overflow
+// recovery and the safety rescan.
 func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	w.lastScan = time.Now()
 	w.over, w.overSaid = 0, true // the count is logged once, at the end
-	dirty := map[string]bool{}
-	names, err := readNames(w.dir)
+	known := map[string]bool{}
+	for _, names := range []func(func(string) bool){maps.Keys(w.dirs.wds), maps.Keys(w.warned),
+		maps.Keys(w.ignored), maps.Keys(w.book.accepted), maps.Keys(w.book.refused)} {
+		for n := range names {
+			known[n] = true
+		}
+	}
+	if !w.update(ctx, out, known) {
+		return false
+	}
+	ok := true
+	err := w.eachBatch(func(batch []string) bool {
+		fresh := map[string]bool{}
+		for _, n := range batch {
+			if !known[n] {
+				fresh[n] = true
+			}
+		}
+		ok = w.update(ctx, out, fresh)
+		return ok
+	})
 	if err != nil {
-		w.log.Error("scandir: cannot list the scandir; rechecking only the services already known", "err", err)
+		w.log.Error("scandir: cannot list the scandir; rechecked only the services already known", "err", err)
 	}
-	for _, n := range names {
-		dirty[n] = true
-	}
-	for n := range w.dirs.wds {
-		dirty[n] = true
-	}
-	for n := range w.warned {
-		dirty[n] = true
-	}
-	for n := range w.ignored {
-		dirty[n] = true
-	}
-	for n := range w.book.accepted {
-		dirty[n] = true
-	}
-	for n := range w.book.refused {
-		dirty[n] = true
-	}
-	if !w.update(ctx, out, dirty) {
+	if !ok {
 		return false
 	}
 	w.sayOver()
@@ -54,17 +59,30 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	return true
 }
 
-func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", dir, err)
+// listBatch is how many names rescan reads from the scandir at a time.
+const listBatch = 256
+
+// eachBatch calls f with the names of the scandir, listBatch at a time,
+// until f returns false.
+func (w *Watcher) eachBatch(f func([]string) bool) error {
+	fd, ok := w.openScandir()
+	if !ok {
+		return fmt.Errorf("open %s: %w", w.dir, ErrScandirGone)
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return names, fmt.Errorf("read %s: %w", dir, err)
+	d := os.NewFile(uintptr(fd), w.dir)
+	defer d.Close()
+	for {
+		batch, err := d.Readdirnames(listBatch)
+		if len(batch) > 0 && !f(batch) {
+			return nil
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", w.dir, err)
+		}
 	}
-	return names, nil
 }
 
 // readBatch is how many names update reads before it sends their events:
@@ -92,9 +110,13 @@ func (w *Watcher) update(ctx context.Context, out chan<- Event, dirty map[string
 func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []string) bool {
 	found := make(map[string]*Entry, len(names))
 	why := make(map[string]string, len(names))
-	for _, n := range names {
-		found[n], why[n] = w.look(n)
-	}
+	sfd, ok := w.openScandir()
+	if ok {
+		defer unix.Close(sfd)
+		for _, n := range names {
+			found[n], why[n] = w.look(sfd, n)
+		}
+	} // else replaced: nothing is there; the root watch's event ends Run
 	cleared, ignored := w.noteIgnored(names, why)
 	evs, refused, unkept := w.book.apply(found)
 	for _, n := range refused {
@@ -106,7 +128,7 @@ func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []stri
 	w.boundWatches(names, found, why)
 	for i := range evs {
 		if e := evs[i].Entry; e != nil && e.dropped {
-			evs[i] = w.reread(e.Name)
+			evs[i] = w.reread(sfd, e.Name)
 		}
 	}
 	// A name no longer ignored is cleared before what it is now; one newly
@@ -157,8 +179,8 @@ func (w *Watcher) leaveOut(name, why string) {
 // reread reads again a dir the book promoted without its YAML, and
 // records what it read. A dir gone since is reported gone: the book keeps
 // its slot until the dir's own event says so, which frees it.
-func (w *Watcher) reread(name string) Event {
-	e, _ := w.look(name) // a dir ignored since: its own event follows
+func (w *Watcher) reread(sfd int, name string) Event {
+	e, _ := w.look(sfd, name) // a dir ignored since: its own event follows
 	if e == nil {
 		return Event{Name: name}
 	}
@@ -166,21 +188,16 @@ func (w *Watcher) reread(name string) Event {
 	return Event{Name: name, Entry: e}
 }
 
-// look classifies one name of the scandir and returns its Entry, or nil when
+// look classifies one name of the scandir sfd and returns its Entry, or nil when
 // there is nothing to run there: gone, ignored, or no service.yaml yet. why
 // says why an entry that is there is ignored (Event.Ignored); it is "" for
 // a dot name, which is a writer's temporary dir. It keeps the name's watch
 // in step with what it finds. It never follows a symlink nor opens anything
 // but a dir (O_NOFOLLOW).
-func (w *Watcher) look(name string) (e *Entry, why string) {
+func (w *Watcher) look(sfd int, name string) (e *Entry, why string) {
 	if name == "" || strings.HasPrefix(name, ".") {
 		return nil, ""
 	}
-	sfd, ok := w.openScandir()
-	if !ok {
-		return nil, "" // replaced: the root watch's event ends Run
-	}
-	defer unix.Close(sfd)
 	path := filepath.Join(w.dir, name)
 	var st unix.Stat_t
 	err := unix.Fstatat(sfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -228,8 +245,8 @@ func (w *Watcher) lookDir(sfd int, name, path string) (*Entry, string) {
 	return &e, ""
 }
 
-// openScandir opens the scandir for one look, if it is still the dir Run
-// began to watch.
+// openScandir opens the scandir for one batch of looks, if it is still the
+// dir Run began to watch.
 func (w *Watcher) openScandir() (int, bool) {
 	fd, err := unix.Open(w.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -93,12 +93,14 @@ func TestScandirPathReplaced(t *testing.T) {
 		in, err := openInotify()
 		must(t, err)
 		defer in.close()
-		w.in = in
-		var st unix.Stat_t
-		must(t, unix.Stat(scandir, &st))
-		w.dev, w.ino = st.Dev, st.Ino // as Run does
+		must(t, w.watchScandir(in)) // as Run does
 		swap()
-		e, why := w.look(name)
+		sfd, ok := w.openScandir()
+		if !ok {
+			return nil // the scandir watched is gone: nothing is read
+		}
+		defer unix.Close(sfd)
+		e, why := w.look(sfd, name)
 		if why != "" {
 			t.Fatalf("look %s: ignored: %s", name, why)
 		}

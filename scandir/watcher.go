@@ -77,20 +77,9 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 		return err
 	}
 	defer in.close()
-	w.in = in
-	// A path with a symlink in it is resolved once, so that the paths
-	// services are started by are the ones judged (execParent).
-	if w.dir, err = filepath.EvalSymlinks(w.dir); err != nil {
-		return fmt.Errorf("watch scandir: %w", err)
+	if err := w.watchScandir(in); err != nil {
+		return err
 	}
-	if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
-		return fmt.Errorf("watch scandir: %w", err)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(w.dir, &st); err != nil { // after the watch: a swap since is its event
-		return fmt.Errorf("watch scandir: %w", err)
-	}
-	w.dev, w.ino = st.Dev, st.Ino
 	// Wake a waiting read when ctx ends; the loop checks ctx after every
 	// deadline it sets, so this past deadline is never lost.
 	stop := context.AfterFunc(ctx, func() { in.setDeadline(time.Unix(1, 0)) })
@@ -99,6 +88,27 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 		return nil
 	}
 	return w.loop(ctx, out)
+}
+
+// watchScandir watches the scandir itself with in and records which dir
+// that is. A path with a symlink in it is resolved once, so that the paths
+// services are started by are the ones judged (execParent).
+func (w *Watcher) watchScandir(in *inotify) error {
+	w.in = in
+	dir, err := filepath.EvalSymlinks(w.dir)
+	if err != nil {
+		return fmt.Errorf("watch scandir: %w", err)
+	}
+	w.dir = dir
+	if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
+		return fmt.Errorf("watch scandir: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(w.dir, &st); err != nil { // after the watch: a swap since is its event
+		return fmt.Errorf("watch scandir: %w", err)
+	}
+	w.dev, w.ino = st.Dev, st.Ino
+	return nil
 }
 
 // loop handles one batch of inotify events at a time.
