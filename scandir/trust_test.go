@@ -1,6 +1,7 @@
 package scandir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,6 +136,23 @@ func TestScandirPathReplaced(t *testing.T) {
 			t.Fatalf("entry %+v; want it to run as 10000", e)
 		}
 	})
+
+	for _, mode := range []uint32{0o777, 0o775} {
+		// A Kubernetes emptyDir /run is 0777, OpenShift's often 0775:
+		// the user's scandir there runs its dirs as that user.
+		t.Run(fmt.Sprintf("user's scandir in a %04o /run", mode), func(t *testing.T) {
+			run := t.TempDir()
+			must(t, unix.Chmod(run, mode))
+			scandir := filepath.Join(run, "service")
+			must(t, os.Mkdir(scandir, 0o755))
+			s6svc(filepath.Join(scandir, "t"))
+			must(t, os.Chown(scandir, 10000, 10000))
+			e := look(t, scandir, "t", func() {})
+			if e == nil || e.Err != nil || e.Trust.Root || e.Trust.UID != 10000 {
+				t.Fatalf("entry %+v; want it to run as 10000", e)
+			}
+		})
+	}
 
 	t.Run("root scandir in sticky /run", func(t *testing.T) {
 		run := t.TempDir()

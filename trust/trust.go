@@ -73,6 +73,9 @@ type Judge struct {
 	gid     int
 	refused error
 	seen    bool
+	// rootWithdrawn says why the objects, root's as they may be, do not
+	// give root's authority (AddReplacers).
+	rootWithdrawn error
 }
 
 // Add records one object read: path names it in messages, st is the fstat
@@ -112,24 +115,38 @@ func (j *Judge) AddExecParent(path string, st *unix.Stat_t) {
 // read), for a definition whose programs are executed by a path through
 // it (every dir from the scandir up): whoever may rename entries of
 // parent. In a sticky dir (/run, /tmp: mode 1777) those are the entry's
-// owner and the dir's, whatever the mode bits say; otherwise every writer
-// of parent, judged as one more object. (The scandir's own path once
-// replaced by its owner with a symlink to a root-owned tree made an s6 dir
-// there run as root.)
+// owner and the dir's, whatever the mode bits say; otherwise the dir's
+// owner, and its group or every user when it is writable by them. A
+// non-root owner among them counts as the owner of one more object (the
+// definition runs as that user, or is refused beside another owner); a
+// group or every user only withdraws root's authority: the definition
+// then runs as the owner of the rest, and is refused if that is root.
+// (The scandir's own path once replaced by its owner with a symlink to a
+// root-owned tree made an s6 dir there run as root.)
 func (j *Judge) AddReplacers(path, parent string, st, pst *unix.Stat_t) {
-	if pst.Mode&unix.S_ISVTX == 0 {
-		j.Add(parent, pst)
-		return
+	owners := []*unix.Stat_t{pst}
+	mode := pst.Mode & 0o7777
+	switch {
+	case mode&unix.S_ISVTX != 0:
+		owners = append(owners, st)
+	case mode&0o002 != 0:
+		j.notRoot(fmt.Errorf("refused: %s can be replaced by every user (%s is mode %04o)", path, parent, mode))
+	case mode&0o020 != 0:
+		j.notRoot(fmt.Errorf("refused: %s can be replaced by group %d (%s is mode %04o)", path, pst.Gid, parent, mode))
 	}
-	j.Add(path, ownerOnly(st))
-	j.Add(parent, ownerOnly(pst))
+	for _, o := range owners {
+		c := *o
+		c.Mode &^= 0o022 // its owner only; its writers were judged above
+		j.Add(path, &c)
+	}
 }
 
-// ownerOnly is st as judged for who owns it, its mode bits aside.
-func ownerOnly(st *unix.Stat_t) *unix.Stat_t {
-	c := *st
-	c.Mode &^= 0o022
-	return &c
+// notRoot records why the definition may not speak with root's authority,
+// the first reason only.
+func (j *Judge) notRoot(why error) {
+	if j.rootWithdrawn == nil {
+		j.rootWithdrawn = why
+	}
 }
 
 // Verdict is the decision over every object added so far.
@@ -139,6 +156,8 @@ func (j *Judge) Verdict() Verdict {
 		return Verdict{Refused: j.refused}
 	case !j.seen:
 		return Verdict{Refused: errNothing}
+	case j.owner == -1 && j.rootWithdrawn != nil:
+		return Verdict{Refused: j.rootWithdrawn}
 	case j.owner == -1:
 		return Verdict{Root: true}
 	default:

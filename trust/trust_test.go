@@ -109,29 +109,36 @@ func TestExecParent(t *testing.T) {
 	}
 }
 
-// TestReplacers: who may put something else at a path of a root-owned s6
-// dir. In a sticky dir only the entry's owner and the dir's count (a user
-// renaming its own /run/service, /run being 1777, chose what the path
-// holds); otherwise every writer of the dir is judged.
+// TestReplacers: who may put something else at a path of an s6 dir. In a
+// sticky dir only the entry's owner and the dir's count (a user renaming
+// its own /run/service, /run being 1777, chose what the path holds);
+// otherwise the dir's owner, and a group or every user who may write it,
+// which withdraws root's authority only: a user's dir under a 0777 /run (a
+// Kubernetes emptyDir) or a 0775 one (OpenShift) still runs as that user.
 func TestReplacers(t *testing.T) {
+	root, hermes := obj{0, 0, 0o755}, obj{10000, 10000, 0o755}
 	tests := []struct {
-		name          string
-		entry, parent obj
-		root          bool
-		uid           int
-		refused       string
+		name               string
+		dir, entry, parent obj
+		root               bool
+		uid                int
+		refused            string
 	}{
-		{"root entry in root 0755", obj{0, 0, 0o755}, obj{0, 0, 0o755}, true, 0, ""},
-		{"root entry in root sticky 1777", obj{0, 0, 0o755}, obj{0, 0, 0o1777}, true, 0, ""},
-		{"hermes entry in root sticky 1777", obj{10000, 10000, 0o755}, obj{0, 0, 0o1777}, false, 10000, ""},
-		{"hermes symlink in root sticky 1777", obj{10000, 10000, 0o777}, obj{0, 0, 0o1777}, false, 10000, ""},
-		{"root entry in hermes dir", obj{0, 0, 0o755}, obj{10000, 10000, 0o755}, false, 10000, ""},
-		{"root entry in root 0777", obj{0, 0, 0o755}, obj{0, 0, 0o777}, false, 0, "/p is writable by every user"},
+		{"root entry in root 0755", root, root, obj{0, 0, 0o755}, true, 0, ""},
+		{"root entry in root sticky 1777", root, root, obj{0, 0, 0o1777}, true, 0, ""},
+		{"hermes entry in root sticky 1777", root, hermes, obj{0, 0, 0o1777}, false, 10000, ""},
+		{"hermes symlink in root sticky 1777", root, obj{10000, 10000, 0o777}, obj{0, 0, 0o1777}, false, 10000, ""},
+		{"root entry in hermes dir", root, root, obj{10000, 10000, 0o755}, false, 10000, ""},
+		{"root entry in root 0777", root, root, obj{0, 0, 0o777}, false, 0, "/p/e can be replaced by every user (/p is mode 0777)"},
+		{"root entry in root 0775", root, root, obj{0, 0, 0o775}, false, 0, "/p/e can be replaced by group 0 (/p is mode 0775)"},
+		{"hermes dir, hermes entry in root 0777", hermes, hermes, obj{0, 0, 0o777}, false, 10000, ""},
+		{"hermes dir, hermes entry in root 0775", hermes, hermes, obj{0, 0, 0o775}, false, 10000, ""},
+		{"hermes dir, entry in another user's dir", hermes, hermes, obj{10001, 10001, 0o755}, false, 0, "owned by uid 10001 but the rest by uid 10000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var j Judge
-			j.Add("/p/e/svc", &unix.Stat_t{Mode: 0o755})
+			j.Add("/p/e/svc", &unix.Stat_t{Uid: uint32(tc.dir.uid), Gid: uint32(tc.dir.gid), Mode: tc.dir.mode})
 			st := unix.Stat_t{Uid: uint32(tc.entry.uid), Gid: uint32(tc.entry.gid), Mode: tc.entry.mode}
 			pst := unix.Stat_t{Uid: uint32(tc.parent.uid), Gid: uint32(tc.parent.gid), Mode: tc.parent.mode}
 			j.AddReplacers("/p/e", "/p", &st, &pst)
