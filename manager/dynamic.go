@@ -297,8 +297,9 @@ func (d *dynamic) leavingState(name string) (stuck, ok bool) {
 
 // occupied is how many scandir dirs are known to hold a slot of services_max:
 // the dynamic services supervised and the unregistered ones whose dir is
-// not removed. The watcher's count may be higher (a dir whose definition
-// does not render holds a slot too), never lower.
+// not removed. The watcher's count may differ: a dir whose definition does
+// not render holds a slot too, and an unregistered one whose owner removed
+// its dir already does not (register is then refused a moment early).
 func (d *dynamic) occupied() int {
 	n := 0
 	for _, s := range d.m.group.List() {
