@@ -12,6 +12,24 @@ type obj struct {
 	mode     uint32
 }
 
+func (o obj) stat() *unix.Stat_t {
+	return &unix.Stat_t{Uid: uint32(o.uid), Gid: uint32(o.gid), Mode: o.mode}
+}
+
+// checkVerdict fails unless v is refused saying refused, or, with refused
+// empty, root's when root is set, else uid's.
+func checkVerdict(t *testing.T, v Verdict, root bool, uid int, refused string) {
+	t.Helper()
+	switch {
+	case refused != "":
+		if v.Refused == nil || !strings.Contains(v.Refused.Error(), refused) || v.Root {
+			t.Fatalf("verdict %+v, want refused saying %q", v, refused)
+		}
+	case v.Refused != nil || v.Root != root || (!root && v.UID != uid):
+		t.Fatalf("verdict %+v, want root=%v uid=%d", v, root, uid)
+	}
+}
+
 func TestVerdict(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -94,17 +112,8 @@ func TestExecParent(t *testing.T) {
 				st := unix.Stat_t{Uid: uint32(o.uid), Gid: uint32(o.gid), Mode: o.mode}
 				j.Add("/o"+string(rune('0'+i)), &st)
 			}
-			st := unix.Stat_t{Uid: uint32(tc.parent.uid), Gid: uint32(tc.parent.gid), Mode: tc.parent.mode}
-			j.AddExecParent("/scandir", &st)
-			v := j.Verdict()
-			switch {
-			case tc.refused != "":
-				if v.Refused == nil || !strings.Contains(v.Refused.Error(), tc.refused) || v.Root {
-					t.Fatalf("verdict %+v, want refused saying %q", v, tc.refused)
-				}
-			case v.Refused != nil || v.Root != tc.root || (!tc.root && v.UID != tc.uid):
-				t.Fatalf("verdict %+v, want root=%v uid=%d", v, tc.root, tc.uid)
-			}
+			j.AddExecParent("/scandir", tc.parent.stat())
+			checkVerdict(t, j.Verdict(), tc.root, tc.uid, tc.refused)
 		})
 	}
 }
@@ -138,19 +147,9 @@ func TestReplacers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var j Judge
-			j.Add("/p/e/svc", &unix.Stat_t{Uid: uint32(tc.dir.uid), Gid: uint32(tc.dir.gid), Mode: tc.dir.mode})
-			st := unix.Stat_t{Uid: uint32(tc.entry.uid), Gid: uint32(tc.entry.gid), Mode: tc.entry.mode}
-			pst := unix.Stat_t{Uid: uint32(tc.parent.uid), Gid: uint32(tc.parent.gid), Mode: tc.parent.mode}
-			j.AddReplacers("/p/e", "/p", &st, &pst)
-			v := j.Verdict()
-			switch {
-			case tc.refused != "":
-				if v.Refused == nil || !strings.Contains(v.Refused.Error(), tc.refused) || v.Root {
-					t.Fatalf("verdict %+v, want refused saying %q", v, tc.refused)
-				}
-			case v.Refused != nil || v.Root != tc.root || (!tc.root && v.UID != tc.uid):
-				t.Fatalf("verdict %+v, want root=%v uid=%d", v, tc.root, tc.uid)
-			}
+			j.Add("/p/e/svc", tc.dir.stat())
+			j.AddReplacers("/p/e", "/p", tc.entry.stat(), tc.parent.stat())
+			checkVerdict(t, j.Verdict(), tc.root, tc.uid, tc.refused)
 		})
 	}
 }
