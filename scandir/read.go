@@ -16,15 +16,16 @@ import (
 	"hinit/trust"
 )
 
-// readEntry reads the service dir name of the scandir sfd, at path. It reports ok == false when there is
-// nothing to report (yet): the dir is gone, is not a dir any more, or has no
-// service.yaml. Problems with service.yaml itself go into Entry.Err; err is
-// only for a dir that exists but cannot be opened.
+// readEntry reads the service dir name of the scandir sfd (path names it).
+// It reports ok == false when there is nothing to report (yet): the dir is
+// gone, is not a dir any more, or has no service.yaml. Problems with
+// service.yaml itself go into Entry.Err; err is only for a dir that exists
+// but cannot be opened.
 //
-// Everything is read relative to one descriptor of the dir opened with
-// O_NOFOLLOW, so owner, service.yaml and down all come from the same dir even
-// if a writer swaps it for a symlink meanwhile. seed is the Watcher's, for
-// Entry.sum.
+// Everything is read relative to one descriptor of the dir, opened from
+// sfd with O_NOFOLLOW, so owner, service.yaml and down all come from the
+// same dir even if a writer swaps it (or the scandir) for a symlink
+// meanwhile. seed is the Watcher's, for Entry.sum.
 func readEntry(sfd int, name, path string, s6 bool, seed maphash.Seed) (e Entry, ok bool, err error) {
 	dfd, err := unix.Openat(sfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
