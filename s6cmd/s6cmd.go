@@ -206,6 +206,14 @@ func getopt(args []string, flags, withValue string) ([]opt, []string, bool) {
 }
 
 // fileExists reports whether dir/name exists (a symlink counts as itself).
+// neverReady reports whether a wait for until on dir can never end: s6
+// marks a service ready only through its notification-fd, and a dir
+// without one never is (s6-svstat -o ready says false, and s6's
+// s6-svwait -U times out), however hinit sees the service.
+func neverReady(dir, until string) bool {
+	return until == control.UntilReady && !fileExists(dir, "notification-fd")
+}
+
 func fileExists(dir, name string) bool {
 	_, err := os.Lstat(filepath.Join(dir, name))
 	return err == nil

@@ -1,6 +1,7 @@
 package s6cmd
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +134,31 @@ func TestDownSignal(t *testing.T) {
 				t.Fatal("downSignal blocked")
 			}
 		})
+	}
+}
+
+// TestNeverReady: s6 marks a service ready only through its
+// notification-fd, so a wait for ready on a dir without one ends only at
+// its timeout (99), as with s6 (checked against s6 2.11.3: s6-svwait -U -t
+// 500 on an up service without notification-fd exits 99). Before, hinit
+// answered 0 once the service was up, while its own s6-svstat -o ready
+// said false.
+func TestNeverReady(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		prog string
+		run  func(*env, []string) int
+		args []string
+		msg  string
+	}{
+		{"s6-svwait", runSvwait, []string{"-U", "-t", "100", dir}, "s6-svwait: fatal: timed out\n"},
+		{"s6-svc", runSvc, []string{"-wU", "-T", "100", dir}, "s6-svlisten1: fatal: timed out\n"},
+	} {
+		var out, errb strings.Builder
+		e := &env{prog: tc.prog, ctx: context.Background(), stdout: &out, stderr: &errb,
+			sock: filepath.Join(dir, "no.sock"), now: time.Now}
+		if code := tc.run(e, tc.args); code != exitTimeout || errb.String() != tc.msg {
+			t.Errorf("%s %q = %d, %q; want %d, %q", tc.prog, tc.args, code, errb.String(), exitTimeout, tc.msg)
+		}
 	}
 }

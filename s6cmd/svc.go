@@ -1,6 +1,7 @@
 package s6cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -84,6 +85,17 @@ func (e *env) svcOne(dir string, cmds []byte, wait, timeout string) int {
 	}
 	if wait == "" {
 		return exitOK
+	}
+	if neverReady(dir, svcWaits[wait].until) {
+		d, _ := time.ParseDuration(timeout) // "": no -T, no end
+		ctx, cancel := e.ctx, context.CancelFunc(func() {})
+		if d > 0 {
+			ctx, cancel = context.WithTimeout(ctx, d)
+		}
+		defer cancel()
+		<-ctx.Done()
+		fmt.Fprintln(e.stderr, "s6-svlisten1: fatal: timed out")
+		return exitTimeout
 	}
 	resp, err := e.call(&control.Request{Verb: control.VerbWait, Names: []string{name},
 		Until: svcWaits[wait].until, Wait: timeout, NotPID: notPID})

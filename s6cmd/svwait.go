@@ -75,6 +75,10 @@ func (e *env) waitOne(ctx context.Context, dir, what string) int {
 		return e.fatal(exitSystem, "unable to subscribe to events for %s: %s", dir, errText(err))
 	}
 	w := svcWaits[what]
+	if neverReady(dir, w.until) {
+		<-ctx.Done() // -t, or another dir of -o
+		return exitTimeout
+	}
 	notPID := 0
 	sub := *e
 	sub.ctx = ctx
