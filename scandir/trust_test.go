@@ -154,6 +154,35 @@ func TestScandirPathReplaced(t *testing.T) {
 		})
 	}
 
+	t.Run("owner swaps the scandir for a symlink before the watch", func(t *testing.T) {
+		// Boot hooks and static services run as hermes before hinit
+		// watches the scandir: the symlink it resolves then is hermes's
+		// choice, and what it leads to runs as hermes.
+		run := t.TempDir()
+		must(t, unix.Chmod(run, 0o1777))
+		rootTree := t.TempDir()
+		s6svc(filepath.Join(rootTree, "t"))
+		scandir := filepath.Join(run, "service")
+		must(t, os.Symlink(rootTree, scandir))
+		must(t, os.Lchown(scandir, 10000, 10000))
+		e := look(t, scandir, "t", func() {})
+		if e == nil || e.Err != nil || e.Trust.Root || e.Trust.UID != 10000 {
+			t.Fatalf("entry %+v; want it to run as 10000", e)
+		}
+	})
+
+	t.Run("root scandir through root's symlink", func(t *testing.T) {
+		base := t.TempDir()
+		must(t, os.Mkdir(filepath.Join(base, "run"), 0o755))
+		must(t, os.Mkdir(filepath.Join(base, "var"), 0o755))
+		must(t, os.Symlink("../run", filepath.Join(base, "var", "run")))
+		s6svc(filepath.Join(base, "run", "service", "t"))
+		e := look(t, filepath.Join(base, "var", "run", "service"), "t", func() {})
+		if e == nil || e.Err != nil || !e.Trust.Root || e.Dir != filepath.Join(base, "run", "service", "t") {
+			t.Fatalf("entry %+v; want root's, at the resolved path", e)
+		}
+	})
+
 	t.Run("root scandir in sticky /run", func(t *testing.T) {
 		run := t.TempDir()
 		must(t, unix.Chmod(run, 0o1777)) // os.Chmod would drop the sticky bit

@@ -34,10 +34,14 @@ type Watcher struct {
 	// someone may have replaced since (its owner can rename it, even in
 	// /run).
 	dev, ino uint64
-	dirs     watches // the service dirs' own watches
-	logs     watches // with S6: the watches of s6 dirs' log/, by their dir's name
-	warned   map[string]string
-	book     *book
+	// links are the symlinks the scandir's path led through when Run
+	// resolved it: whoever could replace one chose the dir watched, and
+	// is judged with every entry (readEntry).
+	links  []pathLink
+	dirs   watches // the service dirs' own watches
+	logs   watches // with S6: the watches of s6 dirs' log/, by their dir's name
+	warned map[string]string
+	book   *book
 	// ignored holds, for at most max names, why each is ignored, as last
 	// sent (Event.Ignored); over counts the ignored names left out since
 	// the last rescan began, overLogged the count last logged, overSaid
@@ -95,7 +99,14 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 // services are started by are the ones judged (execParent).
 func (w *Watcher) watchScandir(in *inotify) error {
 	w.in = in
-	dir, err := filepath.EvalSymlinks(w.dir)
+	abs, err := filepath.Abs(w.dir)
+	if err != nil {
+		return fmt.Errorf("watch scandir: %w", err)
+	}
+	if w.links, err = symlinksOf(abs, 0); err != nil {
+		return fmt.Errorf("watch scandir: %w", err)
+	}
+	dir, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
