@@ -94,6 +94,7 @@ func TestParseFlags(t *testing.T) {
 		{"-p wants SIG names", []string{"-p", "USR1", "--", "x"}, true, false, nil, actRun, "-p USR1", nil},
 		{"-p without a value", []string{"-p"}, true, false, nil, actRun, "needs a value", nil},
 		{"-p SIGALRM is the shutdown alarm's", []string{"-p", "SIGALRM", "--", "x"}, true, false, nil, actRun, "-p SIGALRM: hinit's shutdown deadline is its alarm", nil},
+		{"-p SIGPROF is the runtime's", []string{"-p", "SIGPROF", "--", "x"}, true, false, nil, actRun, "-p SIGPROF: the Go runtime keeps SIGPROF", nil},
 		{"help", []string{"-h"}, true, false, nil, actHelp, "", nil},
 		{"version", []string{"--version"}, false, false, nil, actVersion, "", nil},
 		{"license", []string{"-l"}, true, false, nil, actLicense, "", nil},

@@ -126,8 +126,11 @@ func (o *options) value(flag byte, val string) error {
 	if err != nil || !strings.HasPrefix(val, "SIG") { // tini takes names only, SIG included
 		return fmt.Errorf("%w: -p %s: want a signal name like SIGKILL or SIGUSR1", errUsage, val)
 	}
-	if s == syscall.SIGALRM { // it would be taken for the deadline, and the deadline for it
+	switch s {
+	case syscall.SIGALRM: // it would be taken for the deadline, and the deadline for it
 		return fmt.Errorf("%w: -p SIGALRM: hinit's shutdown deadline is its alarm; choose another signal", errUsage)
+	case syscall.SIGPROF: // never delivered: the parent's death would go unseen
+		return fmt.Errorf("%w: -p SIGPROF: the Go runtime keeps SIGPROF for itself; choose another signal", errUsage)
 	}
 	o.pdeath = s
 	return nil
