@@ -1,7 +1,6 @@
 package s6cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -87,13 +86,14 @@ func (e *env) svcOne(dir string, cmds []byte, wait, timeout string) int {
 		return exitOK
 	}
 	if neverReady(dir, svcWaits[wait].until) {
-		d, _ := time.ParseDuration(timeout) // "": no -T, no end
-		ctx, cancel := e.ctx, context.CancelFunc(func() {})
-		if d > 0 {
-			ctx, cancel = context.WithTimeout(ctx, d)
+		if d, _ := time.ParseDuration(timeout); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-e.ctx.Done():
+			}
+		} else {
+			<-e.ctx.Done() // no -T: no end, as in s6
 		}
-		defer cancel()
-		<-ctx.Done()
 		fmt.Fprintln(e.stderr, "s6-svlisten1: fatal: timed out")
 		return exitTimeout
 	}

@@ -12,9 +12,10 @@ import (
 // silently, at most refusedMax of them: the hermes user can make any number
 // of dirs, and each kept one costs PID 1 a watch, an entry and a status row.
 // A name refused beyond that is not kept (unkept): the Watcher drops its
-// watch, counts it, and it waits for the next rescan. Entries are kept without their YAML (Entry.kept): an Event that
-// promotes a name the batch did not read carries an Entry whose YAML was
-// dropped, and the Watcher reads that dir again before sending it.
+// watch, counts it, and it waits for the next rescan. Entries are kept
+// without their YAML (Entry.kept): an Event that promotes a name the batch
+// did not read carries an Entry whose YAML was dropped, and the Watcher
+// reads that dir again before sending it.
 type book struct {
 	max      int
 	accepted map[string]Entry // name -> Entry last sent
