@@ -37,10 +37,18 @@ exec 1>&2
 say() { echo "[hermes-setup] $*"; }
 is_root() { [ "$(id -u)" = 0 ]; }
 
-# valid_id N: digits only, 1-65534 (UID/GID 0 is refused, as stage2 does).
+# valid_id N: digits only, 1-65534 (UID/GID 0 is refused, as stage2 does);
+# at most nine digits, so that test(1) never sees a number it cannot hold.
 valid_id() {
 	case "$1" in '' | *[!0-9]*) return 1 ;; esac
-	[ "$1" -ge 1 ] && [ "$1" -le 65534 ]
+	[ ${#1} -le 9 ] && [ "$1" -ge 1 ] && [ "$1" -le 65534 ]
+}
+
+# decimal N: N without its leading zeros ("010" is 10, as usermod reads it;
+# the shell's arithmetic would read it as octal).
+decimal() {
+	n=${1#"${1%%[!0]*}"}
+	echo "${n:-0}"
 }
 
 # set_field FILE NAME FIELD VALUE: sets field FIELD of the NAME line of an
@@ -75,14 +83,34 @@ remap_ids() {
 		say "warning: ignoring HERMES_GID/PGID '$gid' (want a number from 1 to 65534)"
 		gid=
 	fi
+	[ -z "$uid" ] || uid=$(decimal "$uid")
+	[ -z "$gid" ] || gid=$(decimal "$gid")
+	# A UID another account has would make the two one user, and every
+	# lookup by UID (setpriv --init-groups, ls) find the other: usermod -u
+	# refuses it too. A shared GID is allowed, as groupmod -o does (PGID=100
+	# is the users group of many NAS).
+	taken=$(awk -F: -v u="$uid" 'u != "" && $3 == u && $1 != "hermes" { print $1; exit }' /etc/passwd)
+	if [ -n "$taken" ]; then
+		say "warning: ignoring HERMES_UID/PUID $uid: it is the UID of account $taken; hermes keeps its UID"
+		uid=
+	fi
 	if [ -n "$uid" ] && [ "$uid" != "$(id -u hermes)" ]; then
 		say "changing hermes UID to $uid"
 		set_field /etc/passwd hermes 3 "$uid" || say "warning: cannot change /etc/passwd (read-only root?); hermes keeps its UID"
 	fi
 	if [ -n "$gid" ] && [ "$gid" != "$(id -g hermes)" ]; then
 		say "changing hermes GID to $gid"
-		{ set_field /etc/group hermes 3 "$gid" && set_field /etc/passwd hermes 4 "$gid"; } ||
+		# Two files: the group's line, then the account's. When the second
+		# cannot be written, the first is put back, so that the group
+		# named hermes stays hermes' group.
+		old=$(awk -F: '$1 == "hermes" { print $3; exit }' /etc/group)
+		if ! set_field /etc/group hermes 3 "$gid"; then
 			say "warning: cannot change /etc/group (read-only root?); hermes keeps its GID"
+		elif ! set_field /etc/passwd hermes 4 "$gid"; then
+			set_field /etc/group hermes 3 "$old" ||
+				say "warning: cannot put /etc/group back: group hermes is $gid, hermes' own GID is still $old"
+			say "warning: cannot change /etc/passwd (read-only or bind-mounted?); hermes keeps its GID"
+		fi
 	fi
 }
 
@@ -144,6 +172,22 @@ linked() {
 # no_link PATH: the opposite of linked.
 no_link() { ! linked "$1"; }
 
+# shared PATH: succeeds, saying "refusing" once per path, when PATH is a
+# file with other hard links: a chown, chmod or write of it would change
+# the file of whoever else it is linked from (a host's file, or with
+# fs.protected_hardlinks=0 any file of the filesystem).
+refused_links=
+shared() {
+	[ -f "$1" ] && [ ! -L "$1" ] && [ "$(stat -c %h "$1")" -gt 1 ] || return 1
+	case " $refused_links " in
+	*" $1 "*) ;;
+	*)
+		refused_links="$refused_links $1"
+		say "warning: refusing to change $1: it has other hard links"
+		;;
+	esac
+}
+
 # own PATH: gives PATH (not what it points to) to hermes when root.
 own() {
 	if is_root; then chown -h "$HUID:$HGID" "$1"; fi
@@ -174,8 +218,8 @@ not_hermes() {
 }
 
 # give_tree REL: gives $HERMES_HOME/REL back to hermes, recursively
-# (links inside are changed themselves, never followed), when something
-# in it is not hermes'.
+# (symlinks inside are changed themselves, never followed), when something
+# in it is not hermes'. What has other hard links keeps its owner (shared).
 give_tree() {
 	gp=$HERMES_HOME/$1
 	[ -e "$gp" ] || [ -L "$gp" ] || return 0
@@ -183,7 +227,10 @@ give_tree() {
 	[ -d "$gp" ] || return 0
 	if not_hermes "$gp"; then
 		say "giving $gp back to hermes ($HUID:$HGID)"
-		chown -hR "$HUID:$HGID" "$gp" || say "warning: cannot chown $gp"
+		find "$gp" ! -type d -links +1 \( ! -user "$HUID" -o ! -group "$HGID" \) \
+			-exec sh -c 'echo "[hermes-setup] warning: refusing to change $1: it has other hard links"' sh {} \;
+		find "$gp" ! \( ! -type d -links +1 \) \( ! -user "$HUID" -o ! -group "$HGID" \) \
+			-exec chown -h "$HUID:$HGID" {} + || say "warning: cannot chown $gp"
 	fi
 }
 
@@ -191,8 +238,8 @@ give_tree() {
 # by allow-list only, as stage2 does (hermes#19788): the volume's top dir
 # and OWNED_DIRS when the top dir is not hermes' (a new volume, new ids);
 # on every boot the trees root writes through docker exec, the state files
-# of TOP_FILES, config.yaml (0640) and .env (0600). Anything else in the
-# volume (a host's file, a bind mount) keeps its owner.
+# of TOP_FILES, config.yaml and .env. Anything else in the volume (a host's
+# file, a bind mount) keeps its owner.
 fix_ownership() {
 	is_root || return 0
 	no_link "$HERMES_HOME" || return 0
@@ -209,11 +256,20 @@ fix_ownership() {
 		[ -e "$p" ] || [ -L "$p" ] || continue
 		no_link "$p" || continue
 		[ -f "$p" ] || continue
+		shared "$p" && continue
 		own "$p" || say "warning: cannot chown $p"
 	done
+}
+
+# secret_modes: config.yaml 0640 and .env 0600, after they are seeded and
+# the key is written, so that neither is ever left readable by others.
+secret_modes() {
 	for f in config.yaml:640 .env:600; do
 		p=$HERMES_HOME/${f%:*}
-		if [ -f "$p" ] && [ ! -L "$p" ]; then chmod "${f#*:}" "$p"; fi
+		# quietly: fix_ownership has said why it skipped a symlink
+		[ -f "$p" ] && [ ! -L "$p" ] && [ ! -L "$HERMES_HOME" ] || continue
+		shared "$p" && continue
+		chmod "${f#*:}" "$p" 2>/dev/null || say "warning: cannot chmod ${f#*:} $p"
 	done
 }
 
@@ -222,10 +278,9 @@ fix_ownership() {
 real_home() {
 	[ -n "${HERMES_REAL_HOME:-}" ] || return 0
 	is_root || return 0
-	if [ -L "$HERMES_REAL_HOME" ]; then
-		say "warning: refusing to go through symlink $HERMES_REAL_HOME (HERMES_REAL_HOME)"
-		return 0
-	fi
+	# mkdir -p would follow a symlink at any level (one the hermes user
+	# left in its volume, or its home) and make a hermes dir wherever it led.
+	linked "$HERMES_REAL_HOME" && return 0
 	[ -d "$HERMES_REAL_HOME" ] && return 0
 	{ mkdir -p "$HERMES_REAL_HOME" && own "$HERMES_REAL_HOME"; } || say "warning: cannot create $HERMES_REAL_HOME"
 }
@@ -233,11 +288,11 @@ real_home() {
 # api_key: the gateway's API server needs a key; one is generated once.
 api_key() {
 	env_file=$HERMES_HOME/.env
-	[ -f "$env_file" ] && [ ! -L "$env_file" ] || return 0
+	[ -f "$env_file" ] && [ ! -L "$env_file" ] && [ ! -L "$HERMES_HOME" ] || return 0
+	shared "$env_file" && return 0
 	grep -q '^API_SERVER_KEY=' "$env_file" && return 0
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	echo "API_SERVER_KEY=$key" >>"$env_file"
-	chmod 600 "$env_file"
 	say "generated API_SERVER_KEY in $env_file"
 }
 
@@ -282,4 +337,5 @@ seed_file "$INSTALL_DIR/.env.example" .env
 seed_file "$INSTALL_DIR/cli-config.yaml.example" config.yaml
 seed_file "$INSTALL_DIR/docker/SOUL.md" SOUL.md
 api_key
+secret_modes
 python_steps

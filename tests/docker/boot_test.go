@@ -51,3 +51,64 @@ func TestBootstrapState(t *testing.T) {
 		t.Errorf("boot log %q", log)
 	}
 }
+
+// TestBootHookRefusesLinks: the boot hook never changes a file through a
+// hard link (a root-owned file linked into the volume keeps its owner, mode
+// and bytes, though it sits in an every-boot tree and at .env), and never
+// creates HERMES_REAL_HOME through a symlink above it.
+func TestBootHookRefusesLinks(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	if r := runOnce(t, []string{"-v", vol + ":/opt/data", "--entrypoint", "/bin/sh"}, "-c", `set -e
+		mkdir -p /opt/data/cron /opt/data/elsewhere
+		chown -R 10000:10000 /opt/data
+		echo shared >/opt/data/host_shared.json
+		chown 0:4321 /opt/data/host_shared.json
+		chmod 660 /opt/data/host_shared.json
+		ln /opt/data/host_shared.json /opt/data/cron/x
+		ln /opt/data/host_shared.json /opt/data/.env
+		ln -s /etc /opt/data/elsewhere/up`); r.code != 0 {
+		t.Fatalf("setting up the volume: exit %d: %s", r.code, r.stderr)
+	}
+	c := start(t, []string{"-v", vol + ":/opt/data", "-e", "HERMES_REAL_HOME=/opt/data/elsewhere/up/agent-home"}, "sleep", "infinity")
+	c.booted()
+	if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a %h' /opt/data/host_shared.json")); got != "0:4321 660 3" {
+		t.Errorf("the hard-linked file is %q after the boot hook, want 0:4321 660 3 (owner, mode, links)", got)
+	}
+	if got := c.readFile("/opt/data/host_shared.json"); got != "shared\n" {
+		t.Errorf("the hard-linked file holds %q after the boot hook, want %q", got, "shared\n")
+	}
+	if c.exists("/etc/agent-home") {
+		t.Error("the hook made HERMES_REAL_HOME through the symlink /opt/data/elsewhere/up: /etc/agent-home exists")
+	}
+	l := c.logs()
+	for _, want := range []string{
+		"[hermes-setup] warning: refusing to change /opt/data/cron/x: it has other hard links",
+		"[hermes-setup] warning: refusing to change /opt/data/.env: it has other hard links",
+		"[hermes-setup] warning: refusing to go through symlink /opt/data/elsewhere/up",
+	} {
+		if !strings.Contains(l, want) {
+			t.Errorf("docker logs lack %q:\n%s", want, l)
+		}
+	}
+	if n := strings.Count(l, "refusing to change /opt/data/.env"); n != 1 {
+		t.Errorf("the .env refusal is logged %d times, want once:\n%s", n, l)
+	}
+}
+
+// TestBootHookSecretModes: .env and config.yaml seeded at first boot are
+// 0600 and 0640 once the hook is done, even when the seeded .env already
+// has its API_SERVER_KEY line.
+func TestBootHookSecretModes(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--entrypoint", "/bin/sh"}, "-c", `set -e
+		echo API_SERVER_KEY= >/opt/hermes/.env.example
+		echo 'model: x' >/opt/hermes/cli-config.yaml.example
+		exec /usr/local/bin/hinit sleep infinity`)
+	c.booted()
+	for p, want := range map[string]string{"/opt/data/.env": "10000:10000 600", "/opt/data/config.yaml": "10000:10000 640"} {
+		if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' "+p)); got != want {
+			t.Errorf("seeded %s is %q, want %q", p, got, want)
+		}
+	}
+}

@@ -155,3 +155,43 @@ func TestGroupsKept(t *testing.T) {
 		t.Errorf("/home/agent owned by %s, want hermes'", owner)
 	}
 }
+
+// TestRemapRefusals: a UID another account has is refused (as usermod -u
+// refuses it), read in decimal whatever its leading zeros; a GID change
+// whose /etc/passwd cannot be written (bind-mounted) puts /etc/group back,
+// so that the group named hermes stays hermes' own GID. One warning each.
+func TestRemapRefusals(t *testing.T) {
+	t.Parallel()
+	needEngine(t)
+	passwd := filepath.Join(t.TempDir(), "passwd")
+	if err := os.WriteFile(passwd, []byte(must(t, "run", "--rm", "--pull", "never", "--network", "none",
+		"--label", runLabel, "--entrypoint", "cat", image, "/etc/passwd")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("uid taken", func(t *testing.T) {
+		t.Parallel()
+		c := start(t, []string{"-e", "HERMES_UID=065534"}, "sleep", "infinity")
+		c.booted()
+		if ids := strings.TrimSpace(c.sh("root", "id -u hermes")); ids != "10000" {
+			t.Errorf("hermes has uid %s, want 10000 kept", ids)
+		}
+		if l := c.logs(); !strings.Contains(l, "[hermes-setup] warning: ignoring HERMES_UID/PUID 65534: it is the UID of account nobody; hermes keeps its UID") {
+			t.Errorf("docker logs lack the refusal:\n%s", l)
+		}
+	})
+	t.Run("passwd bind-mounted", func(t *testing.T) {
+		t.Parallel()
+		c := start(t, []string{"-v", passwd + ":/etc/passwd", "-e", "PGID=2000"}, "sleep", "infinity")
+		c.booted()
+		if got := strings.TrimSpace(c.sh("root", "id -g hermes; grep '^hermes:' /etc/group | cut -d: -f3")); got != "10000\n10000" {
+			t.Errorf("hermes' GID and its group's GID are %q, want 10000 and 10000", got)
+		}
+		l := c.logs()
+		if !strings.Contains(l, "[hermes-setup] warning: cannot change /etc/passwd (read-only or bind-mounted?); hermes keeps its GID") {
+			t.Errorf("docker logs lack the warning:\n%s", l)
+		}
+		if strings.Contains(l, "cannot put /etc/group back") {
+			t.Errorf("/etc/group was not put back:\n%s", l)
+		}
+	})
+}
