@@ -28,23 +28,67 @@ const (
 	maxDrainBudget = time.Hour - DrainMargin // config.MaxRefStopTimeout with the margin
 )
 
-// hermesConfig is the part of a profile's config.yaml hinit reads.
+// hermesConfig is the part of a profile's config.yaml hinit reads: each
+// value as YAML typed it (bool, int, float64, string), nil when absent or
+// not a scalar.
 type hermesConfig struct {
-	MultiplexProfiles any `yaml:"multiplex_profiles"`
-	Gateway           struct {
-		MultiplexProfiles any `yaml:"multiplex_profiles"`
-	} `yaml:"gateway"`
-	Agent struct {
-		RestartDrainTimeout any `yaml:"restart_drain_timeout"`
-	} `yaml:"agent"`
+	MultiplexProfiles        any // multiplex_profiles
+	GatewayMultiplexProfiles any // gateway.multiplex_profiles
+	RestartDrainTimeout      any // agent.restart_drain_timeout
 }
 
-// parseConfig reads what it can of a config.yaml; a member of an
-// unexpected type is left unset rather than spoiling the rest.
+// parseConfig reads what it can of a config.yaml. It walks the parsed tree
+// rather than decoding into a struct: yaml.v3 decoding a mapping into a
+// struct compares every pair of its keys for duplicates and builds an error
+// for each pair, and this file is the hermes user's to write (40 KB of one
+// repeated key cost PID 1 14 s and 4 GB). As in hermes (PyYAML), the last
+// of repeated keys wins.
 func parseConfig(data []byte) hermesConfig {
-	var c hermesConfig
-	yaml.Unmarshal(data, &c)
-	return c
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return hermesConfig{}
+	}
+	root := doc.Content[0]
+	return hermesConfig{
+		MultiplexProfiles:        scalar(member(root, "multiplex_profiles")),
+		GatewayMultiplexProfiles: scalar(member(member(root, "gateway"), "multiplex_profiles")),
+		RestartDrainTimeout:      scalar(member(member(root, "agent"), "restart_drain_timeout")),
+	}
+}
+
+// member is the value of key in the mapping n (its last, when repeated),
+// nil when n is not a mapping or has no such key.
+func member(n *yaml.Node, key string) *yaml.Node {
+	n = unalias(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	var v *yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := unalias(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
+			v = n.Content[i+1]
+		}
+	}
+	return v
+}
+
+// scalar is the value of a scalar node as YAML types it; nil for anything
+// else.
+func scalar(n *yaml.Node) any {
+	n = unalias(n)
+	var v any
+	if n == nil || n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		return nil
+	}
+	return v
+}
+
+// unalias follows an alias to the node it names (a few hops at most).
+func unalias(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
 }
 
 // Multiplex is hermes' multiplex_profiles: env (GATEWAY_MULTIPLEX_PROFILES)
@@ -59,7 +103,7 @@ func Multiplex(env string, rootConfig []byte) bool {
 	c := parseConfig(rootConfig)
 	v := c.MultiplexProfiles
 	if v == nil {
-		v = c.Gateway.MultiplexProfiles
+		v = c.GatewayMultiplexProfiles
 	}
 	switch x := v.(type) {
 	case bool:
@@ -89,7 +133,7 @@ func word(s string) (on, ok bool) {
 func DrainTimeout(env string, profileConfig []byte) time.Duration {
 	raw := strings.TrimSpace(env)
 	if raw == "" {
-		switch v := parseConfig(profileConfig).Agent.RestartDrainTimeout.(type) {
+		switch v := parseConfig(profileConfig).RestartDrainTimeout.(type) {
 		case int:
 			raw = strconv.Itoa(v)
 		case float64:

@@ -2,8 +2,10 @@ package reconcile
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,28 @@ import (
 	"hinit/gwstate"
 	"hinit/supervise"
 )
+
+// TestConfigRepeatedKeysAreCheap: config.yaml is the hermes user's file, read
+// by PID 1 at boot and at each register. Thousands of repeated keys cost a
+// few MB to parse; decoded into a struct, yaml.v3 compared every pair of
+// keys and built an error for each (4,000 keys: about 1 GB allocated).
+func TestConfigRepeatedKeysAreCheap(t *testing.T) {
+	var b strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&b, "k: %d\n", i)
+	}
+	b.WriteString("agent: {restart_drain_timeout: 5}\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got := DrainTimeout("", []byte(b.String()))
+	runtime.ReadMemStats(&after)
+	if got != 5*time.Second {
+		t.Errorf("DrainTimeout = %v, want 5s", got)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("parsing %d bytes of repeated keys allocated %d MiB, want at most 64", b.Len(), n>>20)
+	}
+}
 
 func TestMultiplex(t *testing.T) {
 	tests := []struct {
@@ -31,6 +55,8 @@ func TestMultiplex(t *testing.T) {
 		{"", "multiplex_profiles: [true]", false},
 		{"", "{not yaml", false},
 		{"", "multiplex_profiles: false\ngateway: {multiplex_profiles: true}", false}, // top level wins
+		{"", "multiplex_profiles: false\nmultiplex_profiles: true", true},             // the last of repeated keys
+		{"", "on: &on true\ngateway: {multiplex_profiles: *on}", true},
 	}
 	for _, tc := range tests {
 		if got := Multiplex(tc.env, []byte(tc.config)); got != tc.want {
@@ -58,6 +84,12 @@ func TestDrainTimeout(t *testing.T) {
 		{"1e12", "", time.Hour - DrainMargin},
 		{"inf", "", time.Hour - DrainMargin},
 		{"", "agent: {restart_drain_timeout: 1e12}", time.Hour - DrainMargin},
+		// Repeated keys: the last wins, as in hermes' PyYAML.
+		{"", "agent: {restart_drain_timeout: 5}\nagent: {restart_drain_timeout: 7}", 7 * time.Second},
+		{"", "agent: {restart_drain_timeout: 5, restart_drain_timeout: 9}", 9 * time.Second},
+		{"", "d: &d 12\nagent: {restart_drain_timeout: *d}", 12 * time.Second},
+		{"", "agent: [restart_drain_timeout]", 0},
+		{"", "agent: {restart_drain_timeout: null}", 0},
 	}
 	for _, tc := range tests {
 		if got := DrainTimeout(tc.env, []byte(tc.config)); got != tc.want {
