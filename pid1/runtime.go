@@ -3,6 +3,7 @@ package pid1
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -81,16 +82,38 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) 
 	return nil
 }
 
-// removeContents removes everything inside dir, never following a link.
+// removeBatch is how many names removeContents reads at a time.
+const removeBatch = 256
+
+// removeContents removes everything inside dir, never following a link. It
+// reads removeBatch names at a time, never the whole listing: after a
+// docker restart without a tmpfs, the scandir holds whatever the hermes
+// user left there, any number of entries.
 func removeContents(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+	for {
+		names, err := firstNames(dir, removeBatch)
+		if err != nil || len(names) == 0 {
 			return err
 		}
+		for _, n := range names {
+			if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
+}
+
+// firstNames reads at most n names of dir, from a fresh open: what the last
+// round removed is gone from it.
+func firstNames(dir string, n int) ([]string, error) {
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(n)
+	if err == io.EOF {
+		err = nil
+	}
+	return names, err
 }

@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	"hinit/internal/testprog"
 )
 
 // BenchmarkRescan1000 is the cost of one safety rescan (or overflow recovery)
@@ -57,38 +56,19 @@ func TestRescanHoldsNoListing(t *testing.T) {
 		}
 		f.Close()
 	}
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() { // a measurement, not a synchronization
-		defer close(sampled)
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			peak.Store(max(peak.Load(), ms.HeapInuse))
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
+	grew := testprog.HeapGrowth(func() {
+		w := New(dir, 1000, discardLogger())
+		out := make(chan Event, 16)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go w.Run(ctx, out)
+		for ev := range out {
+			if ev.Synced {
+				break
 			}
 		}
-	}()
-	w := New(dir, 1000, discardLogger())
-	out := make(chan Event, 16)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go w.Run(ctx, out)
-	for ev := range out {
-		if ev.Synced {
-			break
-		}
-	}
-	close(stop)
-	<-sampled
-	if grew := int64(peak.Load()) - int64(before.HeapInuse); grew > 12<<20 {
+	})
+	if grew > 12<<20 {
 		t.Fatalf("the scan's heap grew by %.1f MiB, want at most 12", float64(grew)/(1<<20))
 	}
 }
