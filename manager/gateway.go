@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"hinit/account"
@@ -43,24 +45,28 @@ func (g gateways) home() gwstate.Home {
 }
 
 // applyDesired records what verb asks of s (recordDesired) and applies it,
-// under one lock with every other record.
-func (m *Manager) applyDesired(s *supervise.Service, verb string, apply func() error) error {
+// under one lock with every other record. The request is applied even when
+// it could not be recorded: unrecorded says why, for the caller to tell.
+func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
 	m.desiredMu.Lock()
 	defer m.desiredMu.Unlock()
-	m.recordDesired(s, verb)
-	return apply()
+	unrecorded = m.recordDesired(s, verb, once)
+	return unrecorded, apply()
 }
 
 // recordDesired writes what a user asked of a gateway into its profile's
 // gateway_state.json (SPEC §4): desired_state running for start and restart,
-// stopped for stop, with updated_at; every other field kept. It writes as
-// the image's user, never through a symlink, so the next boot's reconcile
-// brings back exactly what the user wanted. A container shutdown writes
-// nothing: a running gateway stays "running" for the next boot.
-func (m *Manager) recordDesired(s *supervise.Service, verb string) {
+// stopped for stop, with updated_at; every other field kept. A run once
+// (s6-svc -o, -O; start --once) is not a lasting wish and records nothing.
+// It writes as the image's user, never through a symlink, so the next
+// boot's reconcile brings back exactly what the user wanted. A container
+// shutdown writes nothing: a running gateway stays "running" for the next
+// boot. The error, when the wish could not be written, is the caller's to
+// report: the next boot would undo the request.
+func (m *Manager) recordDesired(s *supervise.Service, verb string, once bool) error {
 	st := s.Status()
-	if m.gw.rc == nil || !m.gw.isGateway(st) {
-		return
+	if m.gw.rc == nil || !m.gw.isGateway(st) || once || verb == control.VerbOnce {
+		return nil
 	}
 	desired := gwstate.Running
 	if verb == control.VerbStop {
@@ -68,13 +74,25 @@ func (m *Manager) recordDesired(s *supervise.Service, verb string) {
 	}
 	profile, ok := gwstate.ProfileOf(m.gw.template(), st.Name)
 	if !ok {
-		return
+		return nil
 	}
 	path := m.gw.home().StateFile(profile)
 	err := m.asUser(func() error { return gwstate.SetDesired(path, desired, time.Now()) })
 	if err != nil {
 		m.log.Warn("desired state not recorded", "svc", st.Name, "path", path, "err", err)
+		return fmt.Errorf("desired_state %s not recorded: %w; after a container restart the gateway will be as before this request", desired, err)
 	}
+	return nil
+}
+
+// unrecordedAnswer answers a request that was applied to every service but
+// recorded for the next boot only as far as notes (applyDesired) do not
+// say: a failure, since the next boot would undo it.
+func unrecordedAnswer(verb string, notes []string) *control.Response {
+	if len(notes) == 0 {
+		return control.OK()
+	}
+	return control.Errorf(control.CodeFailed, "%s done, but %s", verb, strings.Join(notes, "; "))
 }
 
 // writeMarker writes a gateway's planned-stop marker as the gateway's own

@@ -479,6 +479,54 @@ func TestStartStopRaceRecordsWhatWasApplied(t *testing.T) {
 	}
 }
 
+// A request whose wish cannot be recorded for the next boot is applied, and
+// answered as a failure that says so: it answered OK, and a gateway the user
+// stopped came back at the next boot. A run once records nothing: it
+// recorded "running", and the next boot started a gateway the user stopped.
+func TestDesiredStateUnrecordedIsSaid(t *testing.T) {
+	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	if err := os.MkdirAll(filepath.Join(f.Home, "profiles", "coder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder", Down: true}, 0, "")
+	state := filepath.Join(f.Home, "profiles", "coder", "gateway_state.json")
+	desired := func() string {
+		var rec struct {
+			Desired string `json:"desired_state"`
+		}
+		b, _ := os.ReadFile(state)
+		json.Unmarshal(b, &rec)
+		return rec.Desired
+	}
+	gw := []string{"gateway-coder"}
+	f.Expect(control.Request{Verb: control.VerbStop, Names: gw}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbOnce, Names: gw}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbStart, Names: gw, Once: true}, 0, "")
+	if d := desired(); d != "stopped" {
+		t.Fatalf("after stop, once and start --once, desired_state is %q, want stopped", d)
+	}
+
+	// A state file hinit will not write through.
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/null", state); err != nil {
+		t.Fatal(err)
+	}
+	f.Expect(control.Request{Verb: control.VerbStop, Names: gw}, control.CodeFailed, "stop done, but gateway-coder: desired_state stopped not recorded")
+	if want := f.Status("gateway-coder").Want; want != "down" {
+		t.Fatalf("the unrecorded stop was not applied: want %s", want)
+	}
+	f.Expect(control.Request{Verb: control.VerbStart, Names: gw}, control.CodeFailed, "start done, but gateway-coder: desired_state running not recorded")
+	if want := f.Status("gateway-coder").Want; want != "up" {
+		t.Fatalf("the unrecorded start was not applied: want %s", want)
+	}
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: gw, Wait: "10s"}, control.CodeFailed, "unregister done, but gateway-coder: desired_state stopped not recorded")
+	if f.Status("gateway-coder") != nil {
+		t.Fatal("the unrecorded unregister left gateway-coder registered")
+	}
+}
+
 // A patient wait (s6-svwait) waits on for a service down by choice, which
 // someone may start meanwhile, and takes a crash loop's backoff for down;
 // hsvc wait answers at once that a down service will not come up.

@@ -76,10 +76,14 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		// A start: hermes' gateway start of a profile without a slot,
 		// unless a stop came first.
 		m.desiredMu.Lock()
+		var rec error
 		if s.Status().Want == supervise.WantUp {
-			m.recordDesired(s, control.VerbStart)
+			rec = m.recordDesired(s, control.VerbStart, false)
 		}
 		m.desiredMu.Unlock()
+		if rec != nil {
+			return unrecordedAnswer("register", []string{name + ": " + rec.Error()})
+		}
 	}
 	resp := control.OK()
 	resp.Names = []string{name}
@@ -115,8 +119,13 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	if st.Source == config.SourceStatic {
 		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
 	}
-	if err := m.applyDesired(s, control.VerbStop, func() error { return s.Stop(true) }); err != nil {
+	rec, err := m.applyDesired(s, control.VerbStop, false, func() error { return s.Stop(true) })
+	if err != nil {
 		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, err)
+	}
+	var unrecorded []string
+	if rec != nil {
+		unrecorded = []string{st.Name + ": " + rec.Error()}
 	}
 	m.dyn.leave(st.Name)
 	m.group.Remove(st.Name, true)
@@ -124,13 +133,16 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	go func() { done <- m.removeWhenGone(s, c.Root) }()
 	wait, _ := req.Timeout()
 	if wait == 0 {
-		return control.OK()
+		return unrecordedAnswer("unregister", unrecorded)
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case resp := <-done:
-		return resp
+		if !resp.OK {
+			return resp
+		}
+		return unrecordedAnswer("unregister", unrecorded)
 	case <-t.C:
 		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to stop (it is %s); its dir is removed once it has",
 			wait, st.Name, s.Status().State)

@@ -18,8 +18,9 @@ const settle = 2 * time.Second
 // startStop applies start, stop or restart to every target, then, with
 // wait, waits until each is up (ready, and stayed so) or down.
 func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req *control.Request) *control.Response {
+	var unrecorded []string
 	for _, s := range svcs {
-		err := m.applyDesired(s, req.Verb, func() error {
+		rec, err := m.applyDesired(s, req.Verb, req.Once, func() error {
 			switch req.Verb {
 			case control.VerbStart:
 				if req.Once {
@@ -38,10 +39,13 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 		if err != nil {
 			return control.Errorf(control.CodeFailed, "%s %s: %v", req.Verb, s.Name(), err)
 		}
+		if rec != nil {
+			unrecorded = append(unrecorded, s.Name()+": "+rec.Error())
+		}
 	}
 	timeout, _ := req.Timeout()
 	if timeout == 0 {
-		return control.OK()
+		return unrecordedAnswer(req.Verb, unrecorded)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -59,7 +63,7 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 			return resp
 		}
 	}
-	return control.OK()
+	return unrecordedAnswer(req.Verb, unrecorded)
 }
 
 func (m *Manager) wait(ctx context.Context, _ control.Caller, s *supervise.Service, req *control.Request) *control.Response {
