@@ -34,6 +34,9 @@ type dynamic struct {
 	// (false) or could not be (true: it stays ignored until it is gone),
 	// guarded by mu.
 	leaving map[string]bool
+	// leftCh holds, for each name leaving whose removal is not over, a
+	// channel closed when it is (left), guarded by mu.
+	leftCh map[string]chan struct{}
 	// held is the last event of each name leaving (false), guarded by mu:
 	// a dir may be made again once the old one is removed, before the
 	// unregister is over. Once it is (left), the event is due: the event
@@ -48,7 +51,7 @@ type heldEvent struct {
 }
 
 func newDynamic(m *Manager) *dynamic {
-	return &dynamic{m: m, notes: make(map[string]note), leaving: make(map[string]bool), noteCh: make(chan struct{}),
+	return &dynamic{m: m, notes: make(map[string]note), leaving: make(map[string]bool), leftCh: make(map[string]chan struct{}), noteCh: make(chan struct{}),
 		held: make(map[string]heldEvent), redo: make(chan struct{}, 1)}
 }
 
@@ -259,6 +262,7 @@ func (d *dynamic) leave(name string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.leaving[name] = false
+	d.leftCh[name] = make(chan struct{})
 	delete(d.notes, name)
 	delete(d.held, name)
 }
@@ -270,6 +274,10 @@ func (d *dynamic) leave(name string) {
 func (d *dynamic) left(name string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if ch, ok := d.leftCh[name]; ok {
+		close(ch)
+		delete(d.leftCh, name)
+	}
 	if err == nil {
 		delete(d.leaving, name)
 		if h, ok := d.held[name]; ok {
@@ -293,6 +301,17 @@ func (d *dynamic) leavingState(name string) (stuck, ok bool) {
 	defer d.mu.Unlock()
 	stuck, ok = d.leaving[name]
 	return stuck, ok
+}
+
+// leaveDone is closed when the unregister of name under way ends (left);
+// nil when none is.
+func (d *dynamic) leaveDone(name string) <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ch, ok := d.leftCh[name]; ok {
+		return ch
+	}
+	return nil
 }
 
 // occupied is how many scandir dirs are known to hold a slot of services_max:

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"os"
+	"sync"
 
 	"hinit/scandir"
 )
@@ -39,4 +40,23 @@ func HoldRemovals(after bool) (release, restore func()) {
 func Leaving(m *Manager, name string) bool {
 	_, ok := m.dyn.leavingState(name)
 	return ok
+}
+
+// CountLeaveWaits counts the waits for an unregister under way that began,
+// by name, until restore.
+func CountLeaveWaits() (count func(name string) int, restore func()) {
+	var mu sync.Mutex
+	n := map[string]int{}
+	leftWaitBegins = func(name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		n[name]++
+	}
+	return func(name string) int {
+			mu.Lock()
+			defer mu.Unlock()
+			return n[name]
+		}, func() {
+			leftWaitBegins = func(string) {}
+		}
 }

@@ -226,7 +226,24 @@ func TestRegisterWhileUnregistering(t *testing.T) {
 			if took := time.Since(began); took > 2*time.Second {
 				t.Errorf("the refused register took %v", took)
 			}
+			// What the refusal advises waits for the unregister under way,
+			// and so does wait --down (both answered "no such service").
+			gw := []string{"gateway-a"}
+			f.Expect(control.Request{Verb: control.VerbUnregister, Names: gw}, 0, "")
+			f.Expect(control.Request{Verb: control.VerbUnregister, Names: gw, Wait: "200ms"}, control.CodeTimeout, "it is being unregistered")
+			f.Expect(control.Request{Verb: control.VerbWait, Names: gw, Until: control.UntilDown, Wait: "200ms"}, control.CodeTimeout, "it is being unregistered")
+			waits, restoreCount := manager.CountLeaveWaits()
+			defer restoreCount()
+			answers := make(chan *control.Response, 2)
+			go func() { answers <- f.Do(control.Request{Verb: control.VerbUnregister, Names: gw, Wait: "10s"}) }()
+			go func() { answers <- f.Do(control.Request{Verb: control.VerbWait, Names: gw, Until: control.UntilDown}) }()
+			testprog.WaitFor(t, 5*time.Second, "both waits under way", func() bool { return waits("gateway-a") == 2 })
 			release()
+			for range 2 {
+				if resp := <-answers; !resp.OK {
+					t.Errorf("a wait for the unregister under way: %+v", resp)
+				}
+			}
 			testprog.WaitFor(t, 5*time.Second, "the unregister over", func() bool { return !manager.Leaving(f.M, "gateway-a") })
 			f.Expect(reg, 0, "")
 			if st := f.State("gateway-a"); st != "up" && st != "starting" {

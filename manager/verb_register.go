@@ -156,6 +156,14 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 // symlink, a file), which the watcher then forgets.
 func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
 	name := req.Names[0]
+	if m.group.Get(name) == nil { // leave comes before the removal from the group
+		if done := m.dyn.leaveDone(name); done != nil {
+			if wait, _ := req.Timeout(); wait == 0 {
+				return control.OK() // as the first unregister answered
+			}
+			return m.awaitLeft(ctx, name, done, req)
+		}
+	}
 	if m.group.Get(name) == nil && m.dyn.why(name) != "" {
 		if err := m.removeSlot(filepath.Join(m.scandir, name), c.Root); err != nil {
 			return control.Errorf(control.CodeFailed, "unregister %s: %v", name, err)
@@ -164,6 +172,35 @@ func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *cont
 	}
 	return m.onOne(m.unregister)(ctx, c, req)
 }
+
+// awaitLeft waits for the end of the unregister under way of name (done is
+// closed then), within req's timeout (0: none), for a second unregister
+// --wait (hermes retrying after a timeout) or a wait --down: they see the
+// same end as the first unregister --wait would have.
+func (m *Manager) awaitLeft(ctx context.Context, name string, done <-chan struct{}, req *control.Request) *control.Response {
+	var timeout <-chan time.Time
+	if wait, _ := req.Timeout(); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	leftWaitBegins(name)
+	select {
+	case <-done:
+		if stuck, _ := m.dyn.leavingState(name); stuck {
+			return control.Errorf(control.CodeFailed, "unregister %s: %s", name, m.dyn.why(name))
+		}
+		return control.OK()
+	case <-timeout:
+		wait, _ := req.Timeout()
+		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to stop; it is being unregistered, and its dir is removed once it has stopped", wait, name)
+	case <-ctx.Done():
+		return control.Errorf(control.CodeFailed, "%s %s: %v", req.Verb, name, ctx.Err())
+	}
+}
+
+// leftWaitBegins is called as awaitLeft begins to wait; a test counts.
+var leftWaitBegins = func(string) {}
 
 // removeWhenGone removes the dir of a service being unregistered once its
 // process is gone.

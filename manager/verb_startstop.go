@@ -66,6 +66,18 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 	return unrecordedAnswer(req.Verb, unrecorded)
 }
 
+// waitAny is wait, and for a service whose unregister is under way, a wait
+// for down that ends with it (awaitLeft).
+func (m *Manager) waitAny(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
+	name := req.Names[0]
+	if req.Until == control.UntilDown && m.group.Get(name) == nil {
+		if done := m.dyn.leaveDone(name); done != nil {
+			return m.awaitLeft(ctx, name, done, req)
+		}
+	}
+	return m.onOne(m.wait)(ctx, c, req)
+}
+
 func (m *Manager) wait(ctx context.Context, _ control.Caller, s *supervise.Service, req *control.Request) *control.Response {
 	timeout, _ := req.Timeout()
 	if timeout > 0 {

@@ -23,7 +23,7 @@ func (m *Manager) handlers() map[string]control.HandlerFunc {
 		control.VerbRestart:    m.onTargets(m.startStop),
 		control.VerbOnce:       m.onTargets(m.startStop),
 		control.VerbSignal:     m.onOne(m.signal),
-		control.VerbWait:       m.onOne(m.wait),
+		control.VerbWait:       m.waitAny,
 		control.VerbUnregister: m.unregisterAny,
 	}
 }
