@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -44,12 +45,22 @@ func (g gateways) home() gwstate.Home {
 	return gwstate.ResolveHome(config.Expand(g.rc.Home, g.environ()))
 }
 
+// errUnregistered is applyDesired's answer for a service unregistered
+// since its caller looked it up.
+var errUnregistered = errors.New("unregistered meanwhile")
+
 // applyDesired records what verb asks of s (recordDesired) and applies it,
-// under one lock with every other record. The request is applied even when
-// it could not be recorded: unrecorded says why, for the caller to tell.
+// under one lock with every other record and with unregister's removal of
+// s from the group (which it does in its apply): a start racing an
+// unregister neither records "running" for a gateway gone nor applies to
+// it. The request is applied even when it could not be recorded:
+// unrecorded says why, for the caller to tell.
 func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
 	m.desiredMu.Lock()
 	defer m.desiredMu.Unlock()
+	if m.group.Get(s.Name()) != s {
+		return nil, errUnregistered
+	}
 	unrecorded = m.recordDesired(s, verb, once)
 	return unrecorded, apply()
 }

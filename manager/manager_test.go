@@ -544,6 +544,38 @@ func TestDesiredStateUnrecordedIsSaid(t *testing.T) {
 	}
 }
 
+// A start racing an unregister either comes first (and the unregister
+// stops it) or finds the service gone: it never records "running" for a
+// gateway unregistered. Before, its lookup came before the unregister's
+// removal and its record after it, and the next boot started the gateway.
+func TestStartRacingUnregisterRecordsNothing(t *testing.T) {
+	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	if err := os.MkdirAll(filepath.Join(f.Home, "profiles", "coder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(f.Home, "profiles", "coder", "gateway_state.json")
+	gw := []string{"gateway-coder"}
+	for i := range 150 {
+		f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder", Down: true}, 0, "")
+		var start, unreg *control.Response
+		var wg sync.WaitGroup
+		wg.Go(func() { start = f.Do(control.Request{Verb: control.VerbStart, Names: gw}) })
+		wg.Go(func() { unreg = f.Do(control.Request{Verb: control.VerbUnregister, Names: gw, Wait: "10s"}) })
+		wg.Wait()
+		if !unreg.OK || !start.OK && start.Code != control.CodeNoService {
+			t.Fatalf("round %d: start %+v, unregister %+v", i, start, unreg)
+		}
+		var rec struct {
+			Desired string `json:"desired_state"`
+		}
+		b, _ := os.ReadFile(state)
+		json.Unmarshal(b, &rec)
+		if rec.Desired != "stopped" {
+			t.Fatalf("round %d: gateway-coder unregistered (start answered %d), desired_state %q", i, start.Code, rec.Desired)
+		}
+	}
+}
+
 // A patient wait (s6-svwait) waits on for a service down by choice, which
 // someone may start meanwhile, and takes a crash loop's backoff for down;
 // hsvc wait answers at once that a down service will not come up.

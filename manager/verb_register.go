@@ -77,7 +77,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		// unless a stop came first.
 		m.desiredMu.Lock()
 		var rec error
-		if s.Status().Want == supervise.WantUp {
+		if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
 			rec = m.recordDesired(s, control.VerbStart, false)
 		}
 		m.desiredMu.Unlock()
@@ -119,7 +119,17 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	if st.Source == config.SourceStatic {
 		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
 	}
-	rec, err := m.applyDesired(s, control.VerbStop, false, func() error { return s.Stop(true) })
+	rec, err := m.applyDesired(s, control.VerbStop, false, func() error {
+		if err := s.Stop(true); err != nil {
+			return err
+		}
+		m.dyn.leave(st.Name)
+		m.group.Remove(st.Name, true)
+		return nil
+	})
+	if errors.Is(err, errUnregistered) { // by another unregister: wait as for one under way
+		return m.unregisterAny(ctx, c, req)
+	}
 	if err != nil {
 		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, err)
 	}
@@ -127,8 +137,6 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	if rec != nil {
 		unrecorded = []string{st.Name + ": " + rec.Error()}
 	}
-	m.dyn.leave(st.Name)
-	m.group.Remove(st.Name, true)
 	done := make(chan *control.Response, 1)
 	go func() { done <- m.removeWhenGone(s, c.Root) }()
 	wait, _ := req.Timeout()

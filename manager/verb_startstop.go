@@ -36,6 +36,9 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 			}
 			return nil
 		})
+		if errors.Is(err, errUnregistered) {
+			return control.Errorf(control.CodeNoService, "no such service: %s (unregistered meanwhile)", s.Name())
+		}
 		if err != nil {
 			return control.Errorf(control.CodeFailed, "%s %s: %v", req.Verb, s.Name(), err)
 		}
