@@ -138,7 +138,7 @@ func (c *cli) fail(err error) int {
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	msg := printable(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " "))
 	fmt.Fprintf(c.stderr, "hsvc: %s\n", msg)
 	return code
 }

@@ -21,7 +21,7 @@ func testServices() []control.Status {
 	}
 	return []control.Status{
 		{Name: "main", State: "up", Want: "up", PID: 17, Since: ago(4*24*time.Hour + 3*time.Hour + 12*time.Minute), Ready: true, Source: "static"},
-		{Name: "dashboard", State: "up", Want: "up", PID: 4242, Since: ago(3*time.Minute + 12*time.Second), Ready: true, Restarts: 2,
+		{Name: "dashboard", State: "up", Want: "up", PID: 4242, Since: ago(3*time.Minute + 12*time.Second), UpSince: ago(3*time.Minute + 20*time.Second), Ready: true, Restarts: 2,
 			LastExit: exit(143, "", 3*time.Minute), Reason: "restarted after exit 143", Source: "static", LogPath: "/var/log/dashboard/current"},
 		{Name: "gateway-coder", State: "starting", Want: "up", PID: 5001, Since: ago(2 * time.Second), Source: "template:gateway"},
 		{Name: "gateway-default", State: "up", Want: "up", PID: 5002, Since: ago(2*time.Hour + 5*time.Minute), Ready: true, Source: "template:gateway"},
@@ -34,7 +34,11 @@ func testServices() []control.Status {
 		{Name: "gateway-stopped", State: "down", Want: "down", Since: ago(time.Hour), LastExit: exit(0, "", time.Hour),
 			Reason: "stopped by hsvc stop", Source: "template:gateway"},
 		{Name: "cron", State: "down", Want: "down", Since: ago(time.Hour), Reason: "down file", Source: "scandir"},
-		{Name: "locked", State: "stopping", Want: "down", PID: 99, Since: ago(59 * time.Second), Source: "static"},
+		{Name: "locked", State: "stopping", Want: "down", PID: 99, Since: ago(59 * time.Second), UpSince: ago(2 * time.Hour), Source: "static"},
+		// A spawn error names the command its owner chose: its bytes reach
+		// root's terminal escaped.
+		{Name: "evil", State: "exited", Want: "up", Since: ago(time.Minute), LastExit: exit(127, "", time.Minute),
+			Reason: "exec /x\x1b]0;owned\x07\x1b[31mRED\u202e\xff: no such file", Source: "scandir"},
 	}
 }
 
@@ -126,5 +130,19 @@ func TestLastExit(t *testing.T) {
 				t.Fatalf("lastExit = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain: exit 1, ünïcode ok":   "plain: exit 1, ünïcode ok",
+		"\x1b[2J\x1b]0;t\x07":         `\x1b[2J\x1b]0;t\x07`,
+		"a\u202eb\u2066c":             `a\u202eb\u2066c`,
+		"bad \xff\xfe byte, DEL \x7f": `bad \xff\xfe byte, DEL \x7f`,
+		"C1 \u009b31m":                `C1 \x9b31m`,
+	} {
+		if got := printable(in); got != want {
+			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"hinit/control"
 	"hinit/signame"
@@ -36,6 +38,11 @@ func formatTable(services []control.Status, now time.Time) []byte {
 // columns aligns rows in columns two spaces apart, without trailing
 // blanks.
 func columns(rows [][]string) []byte {
+	for _, row := range rows {
+		for i, cell := range row {
+			row[i] = printable(cell)
+		}
+	}
 	var width []int
 	for _, row := range rows {
 		for i, cell := range row {
@@ -65,12 +72,17 @@ func pid(p int) string {
 }
 
 // uptime is how long the current process has run, for states that have
-// one.
+// one: since it was spawned (UpSince), not since it entered its state
+// (ready, stopping).
 func uptime(s control.Status, now time.Time) string {
-	if s.PID <= 0 || s.Since.IsZero() {
+	since := s.UpSince
+	if since.IsZero() {
+		since = s.Since // from a hinit that did not send up_since
+	}
+	if s.PID <= 0 || since.IsZero() {
 		return "-"
 	}
-	return shortDuration(now.Sub(s.Since))
+	return shortDuration(now.Sub(since))
 }
 
 // shortDuration is d at a glance: 42s, 3m12s, 2h05m, 4d3h.
@@ -112,4 +124,34 @@ func reason(s control.Status) string {
 		return ""
 	}
 	return strings.Join(strings.Fields(s.Reason), " ")
+}
+
+// printable is s with every control character (C0, DEL, C1), bidirectional
+// control and invalid byte written as an escape (\x1b, \u202e): names,
+// paths and reasons come from whoever owns a service, and hsvc runs in
+// root's terminal too.
+func printable(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unprintable(r) && r < 0x100:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unprintable(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
