@@ -35,6 +35,11 @@ func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl
 	}
 	conn.SetReadDeadline(time.Time{})
 	req, resp := s.decode(caller, line)
+	if resp == nil && req.long() && eof {
+		// Its hang-up could not be seen (a read at EOF answers at once):
+		// it would hold its slot until the wait ended, whoever had left.
+		resp = Errorf(CodeUsage, "a request that waits (wait, --wait) must end with a newline and keep the connection open until its answer")
+	}
 	if resp == nil && req.long() {
 		if err := sl.toWait(); err != nil {
 			s.warn.Warn("control: refusing a wait: its user has too many open", caller.UID, "err", err)
@@ -51,7 +56,7 @@ func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl
 
 // serve calls the Handler for a valid request, with a context that ends
 // when the client hangs up (or sends more), unless the request ended at
-// EOF.
+// EOF (then it is a short one).
 func (s *Server) serve(ctx context.Context, conn *Conn, br *bufio.Reader, eof bool, c Caller, req *Request) *Response {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

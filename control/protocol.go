@@ -35,8 +35,10 @@ import "time"
 // One request per connection. The client keeps its side open and sends
 // nothing more until it has read the response: for long verbs (wait,
 // --wait) the server treats the peer closing its connection (or sending
-// more) as "nobody is waiting any more" and cancels the handler's context. A request line that ends at EOF without a newline
-// is still served, without that hang-up detection.
+// more) as "nobody is waiting any more" and cancels the handler's context. A
+// request line that ends at EOF without a newline is served when it is short;
+// a long one is refused (CodeUsage): its hang-up could not be seen, and it
+// would hold its slot after its client had gone.
 //
 // Verbs and the fields they use (every request carries v and verb). The
 // table of verbs (verbs.go) holds these rules once: Validate checks them

@@ -306,3 +306,41 @@ func TestServeListenerClosed(t *testing.T) {
 		t.Fatalf("wait ended by %v", err)
 	}
 }
+
+// A request line ending at EOF is served when short; a long one (wait,
+// --wait) is refused before anything is done: its client's hang-up could
+// not be seen, and it held its slot after every client had gone.
+func TestLongRequestAtEOFIsRefused(t *testing.T) {
+	h := &fakeHandler{}
+	path := startServer(t, "", h, nil)
+	for _, tc := range []struct {
+		line string
+		code int
+	}{
+		{`{"v":1,"verb":"status"}`, CodeOK},
+		{`{"v":1,"verb":"wait","names":["a"],"until":"up"}`, CodeUsage},
+		{`{"v":1,"verb":"start","names":["a"],"wait":"5s"}`, CodeUsage},
+	} {
+		conn, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Write([]byte(tc.line))
+		conn.(*net.UnixConn).CloseWrite()
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := readResponse(conn)
+		conn.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.line, err)
+		}
+		if resp.Code != tc.code || tc.code == CodeUsage && !strings.Contains(resp.Error, "must end with a newline") {
+			t.Errorf("%s at EOF: code %d %q, want %d", tc.line, resp.Code, resp.Error, tc.code)
+		}
+	}
+	h.mu.Lock()
+	n := h.calls
+	h.mu.Unlock()
+	if n != 1 {
+		t.Errorf("the handler was called %d times, want once (status)", n)
+	}
+}
