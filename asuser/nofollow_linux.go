@@ -64,7 +64,7 @@ func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
 // name starts with '.' in the same directory (O_EXCL, O_NOFOLLOW), syncs it
 // and renames it over path, so a reader sees the old or the new content,
 // never a mix. A symlink at path is replaced, not followed. perm is the mode
-// of the new file (umask applies).
+// of the new file, exactly (the umask does not apply).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir, base := filepath.Split(filepath.Clean(path))
 	dfd, err := walkDir(dir, false, 0)
@@ -91,7 +91,10 @@ func writeTemp(dfd int, base string, data []byte, perm os.FileMode) (string, err
 		return "", err
 	}
 	f := os.NewFile(uintptr(fd), tmp)
-	_, err = f.Write(data)
+	err = f.Chmod(perm.Perm()) // exactly perm, whatever the umask
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

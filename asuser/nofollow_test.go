@@ -135,6 +135,19 @@ func TestWriteFileAtomic(t *testing.T) {
 			assertOnly(t, dir, "f")
 		})
 	}
+	// The mode is perm exactly, whatever the umask: gwstate keeps a
+	// gateway_state.json's 0664 when it rewrites it (it became 0644).
+	t.Run("mode past the umask", func(t *testing.T) {
+		old := syscall.Umask(0o022)
+		defer syscall.Umask(old)
+		p := filepath.Join(t.TempDir(), "f")
+		if err := WriteFileAtomic(p, []byte("new\n"), 0o664); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o664 {
+			t.Fatalf("mode %v (%v), want 0664", fi.Mode().Perm(), err)
+		}
+	})
 }
 
 func TestMkdirAll(t *testing.T) {
