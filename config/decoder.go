@@ -271,11 +271,16 @@ func (d *decoder) boolTo(dst *bool, n *yaml.Node, path string) {
 	d.at(n, path, "expected true or false, got %s", describe(n))
 }
 
-// intTo decodes an integer of at least min into *dst.
+// intTo decodes an integer of at least min into *dst. It is read in
+// decimal, as exit codes are: YAML would read 0100 as octal 64.
 func (d *decoder) intTo(dst *int, n *yaml.Node, path string, min int) {
-	var v int
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&v) != nil {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
 		d.at(n, path, "expected an integer, got %s", describe(n))
+		return
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil {
+		d.at(n, path, "%s is not a decimal integer", quote(n.Value))
 		return
 	}
 	if v < min {

@@ -335,6 +335,14 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 		want: []string{`hinit.yaml:1: services_max: 0 is too small, expected 1 or more`},
 	},
 	{
+		name: "integers are decimal",
+		yaml: "services_max: 0x40\nservices:\n  a:\n    command: [a]\n    log: {keep: 0o10}\n",
+		want: []string{
+			`hinit.yaml:1: services_max: "0x40" is not a decimal integer`,
+			`hinit.yaml:5: services.a.log.keep: "0o10" is not a decimal integer`,
+		},
+	},
+	{
 		name: "merge key in a service",
 		yaml: "templates:\n  t: &base {command: [a]}\nservices:\n  web:\n    <<: *base\n",
 		want: []string{
@@ -502,6 +510,23 @@ services:
 	d := c.Services[3]
 	if !d.Protected || !d.Essential || d.Log.ConsoleOn() || d.Log.Keep != 0 {
 		t.Errorf("d = %+v", d)
+	}
+	// Decimal, as exit codes are (YAML read 0100 as octal 64); an
+	// enabled set but empty is false, as documented (it started the
+	// service).
+	c, err = Parse("hinit.yaml", []byte("services_max: 0100\nservices:\n"+
+		"  a: {command: [a], enabled: \"\", log: {keep: 010}}\n  b: {command: [b], enabled: }\n"+
+		"  c: {command: [c], enabled: ~}\n  d: {command: [d]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ServicesMax != 100 || c.Services[0].Log.Keep != 10 {
+		t.Errorf("services_max %d, keep %d; want 100 and 10", c.ServicesMax, c.Services[0].Log.Keep)
+	}
+	for i, want := range []bool{false, false, false, true} {
+		if s := c.Services[i]; s.Expanded(nil).IsEnabled() != want {
+			t.Errorf("service %s (enabled %q): IsEnabled %v, want %v", s.Name, s.Enabled, !want, want)
+		}
 	}
 }
 

@@ -98,7 +98,11 @@ func (d *decoder) serviceKey(s *Service, e entry, path string, o origin) bool {
 	case "env":
 		s.Env = d.env(e.v, p)
 	case "enabled":
-		s.Enabled = d.str(e.v, p)
+		// Set but empty (enabled: "", enabled:, enabled: ~) is false, as
+		// documented; only an enabled left out means enabled.
+		if s.Enabled = d.str(e.v, p); s.Enabled == "" {
+			s.Enabled = "false"
+		}
 	case "restart":
 		s.Restart = d.oneOf(e.v, p, "a restart policy", RestartAlways, RestartOnFailure, RestartNever)
 	case "no_restart_exit_codes":
