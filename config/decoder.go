@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hinit/svcname"
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"hinit/svcname"
 )
 
 // decoder walks a yaml.Node tree and records every problem with its line.
@@ -83,8 +85,10 @@ var parserProblems = map[string]bool{
 	"found undefined tag handle":             true,
 }
 
-// syntax records a YAML syntax error at the line yaml.v3 names (1 if none,
-// the last line of data if past the end of a cut file).
+// syntax records a YAML syntax error at the line of the problem: the line
+// yaml.v3 names (1 if none, the last line of data if past the end of a cut
+// file), or one syntax finds where yaml.v3 names none or only the start of
+// the block the problem is in (findProblem).
 func (d *decoder) syntax(err error, data []byte) {
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	line := 0
@@ -107,7 +111,87 @@ func (d *decoder) syntax(err error, data []byte) {
 	if line > last && last > 0 {
 		line = last
 	}
-	d.add(line, "invalid YAML: %s", msg)
+	switch at, ok := findProblem(msg, data, line, last); {
+	case ok && at != line && parserProblems[msg]:
+		d.add(at, "invalid YAML: %s (in the block that starts at line %d)", msg, line)
+	case ok:
+		d.add(at, "invalid YAML: %s", msg)
+	default:
+		d.add(line, "invalid YAML: %s", msg)
+	}
+}
+
+// findProblem finds the line of a problem yaml.v3 does not place: its
+// reader's (a control character, a byte that is not UTF-8) and an unknown
+// alias name no line, and its parser names the line where the block the
+// problem is in starts (from). For the parser's, it is the first line
+// whose end makes the file fail with the same message, found by halving
+// (a file cut after a line before the problem parses, and one cut after
+// the problem fails alike): about log2(lines) parses, whatever the file.
+func findProblem(msg string, data []byte, from, last int) (int, bool) {
+	switch {
+	case strings.Contains(msg, "control characters are not allowed") || strings.Contains(msg, "UTF-8"):
+		if i := firstUnreadable(data); i >= 0 {
+			return lineAt(data, i), true
+		}
+	case strings.HasPrefix(msg, "unknown anchor '"):
+		name := strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor '"), "' referenced")
+		if i := bytes.Index(data, []byte("*"+name)); i >= 0 {
+			return lineAt(data, i), true
+		}
+	case parserProblems[msg]:
+		fails := func(n int) bool { // the first n lines
+			var doc yaml.Node
+			err := yaml.Unmarshal(firstLines(data, n), &doc)
+			return err != nil && strings.HasSuffix(err.Error(), msg)
+		}
+		if !fails(last) {
+			return 0, false
+		}
+		lo, hi := from, last // fails(hi); the answer is in [lo, hi]
+		for lo < hi {
+			if mid := (lo + hi) / 2; fails(mid) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return hi, true
+	}
+	return 0, false
+}
+
+// firstUnreadable is the offset of the first byte YAML may not hold: a
+// control character other than tab, newline and carriage return (C0, DEL,
+// C1 but NEL), or a byte that is not UTF-8; -1 when there is none.
+func firstUnreadable(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			return i
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r', r == 0x7f, r >= 0x80 && r <= 0x9f && r != 0x85:
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// lineAt is the line (from 1) of the byte at offset i.
+func lineAt(data []byte, i int) int { return 1 + bytes.Count(data[:i], []byte("\n")) }
+
+// firstLines is data up to the end of its line n (from 1).
+func firstLines(data []byte, n int) []byte {
+	end := 0
+	for ; n > 0 && end < len(data); n-- {
+		i := bytes.IndexByte(data[end:], '\n')
+		if i < 0 {
+			return data
+		}
+		end += i + 1
+	}
+	return data[:end]
 }
 
 // resolve follows an alias to the node it names.

@@ -356,6 +356,34 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 		want: []string{`hinit.yaml:3: invalid YAML: did not find expected ',' or ']'`},
 	},
 	{
+		// yaml.v3 names the line where the block starts (2); the problem
+		// is the key indented by three on line 5.
+		name: "YAML parser error in a block",
+		yaml: "services:\n  web:\n    command: [a]\n    user: hermes\n   workdir: /x\n    env: {}\n",
+		want: []string{`hinit.yaml:5: invalid YAML: did not find expected key (in the block that starts at line 2)`},
+	},
+	{
+		name: "YAML parser error in a list",
+		yaml: "services:\n  web:\n    command:\n      - a\n      user: hermes\n",
+		want: []string{`hinit.yaml:5: invalid YAML: did not find expected '-' indicator (in the block that starts at line 4)`},
+	},
+	{
+		// yaml.v3's reader names no line for these (it said line 1).
+		name: "control character",
+		yaml: "services:\n  web:\n    command: [a]\n    env:\n      A: b\n      B: \"\x1b[31m\"\n",
+		want: []string{`hinit.yaml:6: invalid YAML: control characters are not allowed`},
+	},
+	{
+		name: "not UTF-8",
+		yaml: "services:\n  web:\n    command: [a, \xff]\n",
+		want: []string{`hinit.yaml:3: invalid YAML: invalid leading UTF-8 octet`},
+	},
+	{
+		name: "unknown alias",
+		yaml: "services:\n  web:\n    command: *cmd\n",
+		want: []string{`hinit.yaml:3: invalid YAML: unknown anchor 'cmd' referenced`},
+	},
+	{
 		name: "YAML scanner error",
 		yaml: "services:\n  web:\n\t command: [a]\n",
 		want: []string{`hinit.yaml:3: invalid YAML: found character that cannot start any token`},
