@@ -150,6 +150,17 @@ func TestGroupsKept(t *testing.T) {
 		if env["HOME"] != "/home/agent" || env["HERMES_REAL_HOME"] != "/home/agent" {
 			t.Errorf("%s: HOME=%q HERMES_REAL_HOME=%q, want /home/agent", what, env["HOME"], env["HERMES_REAL_HOME"])
 		}
+		// Today's hermes knows its supervised gateway by the s6 marker
+		// only: without it, gateway run hands itself to the supervisor
+		// again and becomes a heartbeat.
+		s6marker := "1"
+		if what == "dashboard" {
+			s6marker = "" // as in the s6 image's dashboard/run
+		}
+		if env["HERMES_SUPERVISED_CHILD"] != "1" || env["HERMES_S6_SUPERVISED_CHILD"] != s6marker {
+			t.Errorf("%s: HERMES_SUPERVISED_CHILD=%q HERMES_S6_SUPERVISED_CHILD=%q, want 1 and %q", what,
+				env["HERMES_SUPERVISED_CHILD"], env["HERMES_S6_SUPERVISED_CHILD"], s6marker)
+		}
 	}
 	if owner := strings.TrimSpace(c.sh("root", "stat -c %u:%g /home/agent")); owner != "10000:10000" {
 		t.Errorf("/home/agent owned by %s, want hermes'", owner)
