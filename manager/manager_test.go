@@ -391,9 +391,9 @@ func TestIgnoredEntryIsAddressable(t *testing.T) {
 }
 
 // A gateway registered at run time gets the stop timeout the boot
-// reconcile would give it: its profile's drain budget (config.yaml's
-// agent.restart_drain_timeout) plus 30 s (issue 13); another template's
-// instance keeps its template's.
+// reconcile would give it: hermes' stop budget for its profile's drains
+// (config.yaml's agent.restart_drain_timeout, cron_drain_timeout; issue
+// 13); another template's instance keeps its template's.
 func TestRegisterGatewayDrainStopTimeout(t *testing.T) {
 	f := mt.Start(t, "templates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv+
 		"  other:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv+
@@ -403,12 +403,12 @@ func TestRegisterGatewayDrainStopTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(f.Home, "profiles", "coder", "config.yaml"), []byte("agent:\n  restart_drain_timeout: 20\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(f.Home, "profiles", "coder", "config.yaml"), []byte("agent:\n  restart_drain_timeout: 60\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ template, instance, want string }{
-		{"gateway", "coder", "stop_timeout: 50s\n"},
-		{"gateway", "plain", ""},
+		{"gateway", "coder", "stop_timeout: 1m30s\n"},
+		{"gateway", "plain", "stop_timeout: 1m10s\n"},
 		{"other", "coder", ""},
 	} {
 		name := tc.template + "-" + tc.instance

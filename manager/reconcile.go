@@ -56,15 +56,18 @@ func (m *Manager) logSlot(a reconcile.Action) {
 	if a.Multiplexed {
 		m.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down", "profile", a.Profile)
 	}
-	if a.StopTimeout == 0 {
-		return
+	if a.Drain == 0 {
+		return // hermes' default budget: nothing the operator asked for
 	}
-	m.log.Info("reconcile: stop timeout from restart_drain_timeout", "profile", a.Profile, "stop_timeout", a.StopTimeout)
-	if a.StopTimeout > m.shutdownTimeout {
-		hinitBudget, dockerSecs := a.StopTimeout+5*time.Second, int((a.StopTimeout + 10*time.Second).Seconds())
+	m.log.Info("reconcile: stop timeout from restart_drain_timeout", "profile", a.Profile, "stop_timeout", a.StopTimeout, "drain", a.Drain)
+	// The drain the operator configured, with hermes' headroom, against
+	// the container's own budget (the default cron drain is hermes' and
+	// every container's: warned about, it would be warned about always).
+	if need := a.Drain + reconcile.DrainMargin; need > m.shutdownTimeout {
+		hinitBudget, dockerSecs := need+5*time.Second, int((need + 10*time.Second).Seconds())
 		m.log.Warn(fmt.Sprintf("reconcile: the gateway may take %v to stop but the container's shutdown "+
 			"timeout is %v: set HINIT_SHUTDOWN_TIMEOUT=%v and docker stop -t %d (compose stop_grace_period, "+
-			"Kubernetes terminationGracePeriodSeconds)", a.StopTimeout, m.shutdownTimeout, hinitBudget, dockerSecs),
+			"Kubernetes terminationGracePeriodSeconds)", need, m.shutdownTimeout, hinitBudget, dockerSecs),
 			"profile", a.Profile)
 	}
 }

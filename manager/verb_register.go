@@ -49,14 +49,15 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	}
 	noted, _ := m.dyn.noteWatch() // a note set after this is about the dir published here
 	slot := reconcile.Slot{Template: req.Template, Instance: req.Instance, Down: req.Down, Env: req.Env}
+	var drain time.Duration
 	err := m.asUser(func() error {
-		slot.StopTimeout = m.gatewayStopTimeout(req)
+		slot.StopTimeout, drain = m.gatewayStopTimeout(req)
 		return reconcile.PublishSlot(m.scandir, slot)
 	})
 	if err != nil {
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}
-	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout})
+	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout, Drain: drain})
 	dir := filepath.Join(m.scandir, name)
 	published, _ := os.Lstat(dir)
 	if why, resp := m.waitAdded(ctx, name, noted); why != "" {
@@ -92,21 +93,21 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 
 // gatewayStopTimeout is the stop timeout of a gateway instance registered
 // at run time, as the boot reconcile gives it (reconcile.SlotStopTimeout):
-// its profile's drain budget from the container environment of now, with
-// the instance's own env over it. 0 (the template's) for any other template
-// or when no reconcile is configured (no $HERMES_HOME to read). Run it as
-// the image's user.
-func (m *Manager) gatewayStopTimeout(req *control.Request) time.Duration {
+// hermes' stop budget for its profile's drains, from the container
+// environment of now with the instance's own env over it, and the drain
+// alone. 0 (the template's) for any other template or when no reconcile is
+// configured (no $HERMES_HOME to read). Run it as the image's user.
+func (m *Manager) gatewayStopTimeout(req *control.Request) (stop, drain time.Duration) {
 	if m.gw.rc == nil || req.Template != m.gw.template() {
-		return 0
+		return 0, 0
 	}
 	env := maps.Clone(m.environ()) // never the caller's map
 	maps.Copy(env, req.Env)
-	d, err := reconcile.SlotStopTimeout(m.gw.home().ProfileDir(req.Instance), env)
+	stop, drain, err := reconcile.SlotStopTimeout(m.gw.home().ProfileDir(req.Instance), env)
 	if err != nil {
 		m.log.Warn("register: "+err.Error(), "profile", req.Instance)
 	}
-	return d
+	return stop, drain
 }
 
 // unregister stops a dynamic service (writing its planned-stop marker),

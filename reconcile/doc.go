@@ -47,9 +47,11 @@ type Action struct {
 	// Multiplexed: a named profile the default gateway serves
 	// (multiplex_profiles), registered down whatever its state says.
 	Multiplexed bool
-	// StopTimeout is the slot's stop timeout from the profile's drain
-	// budget (DrainTimeout + DrainMargin); 0: the template's.
+	// StopTimeout is the slot's stop timeout: hermes' stop budget for
+	// the profile's drains (SlotStopTimeout).
 	StopTimeout time.Duration
+	// Drain is the profile's restart_drain_timeout; 0 when none is set.
+	Drain time.Duration
 }
 
 // Label is the action word of the boot log: "started" or "registered".

@@ -14,18 +14,26 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"hinit/asuser"
+	"hinit/config"
 )
 
 // What reconcile reads of hermes' own settings (hermes_cli/gateway.py,
 // gateway/config.py): the container environment first, then a profile's
 // config.yaml.
 const (
-	ConfigFile     = "config.yaml"
-	EnvDrain       = "HERMES_RESTART_DRAIN_TIMEOUT"
-	EnvMultiplex   = "GATEWAY_MULTIPLEX_PROFILES"
-	configMax      = 1 << 20 // a config.yaml is a few KiB; beyond this it is not read
-	DrainMargin    = 30 * time.Second
-	maxDrainBudget = time.Hour - DrainMargin // config.MaxRefStopTimeout with the margin
+	ConfigFile   = "config.yaml"
+	EnvDrain     = "HERMES_RESTART_DRAIN_TIMEOUT"
+	EnvCronDrain = "HERMES_CRON_DRAIN_TIMEOUT"
+	EnvMultiplex = "GATEWAY_MULTIPLEX_PROFILES"
+	configMax    = 1 << 20 // a config.yaml is a few KiB; beyond this it is not read
+	// hermes' stop budget (gateway/restart.py): SYSTEMD_STOP_HEADROOM_S,
+	// CRON_DRAIN_CLEANUP_RESERVE_S, SYSTEMD_TIMEOUT_STOP_SEC_FLOOR, and the
+	// default of agent.cron_drain_timeout.
+	DrainMargin        = 30 * time.Second
+	CronCleanupReserve = 10 * time.Second
+	StopFloor          = 60 * time.Second
+	DefaultCronDrain   = 30 * time.Second
+	maxDrainBudget     = time.Hour - DrainMargin // config.MaxRefStopTimeout with the margin
 )
 
 // hermesConfig is the part of a profile's config.yaml hinit reads: each
@@ -35,6 +43,7 @@ type hermesConfig struct {
 	MultiplexProfiles        any // multiplex_profiles
 	GatewayMultiplexProfiles any // gateway.multiplex_profiles
 	RestartDrainTimeout      any // agent.restart_drain_timeout
+	CronDrainTimeout         any // agent.cron_drain_timeout
 }
 
 // parseConfig reads what it can of a config.yaml. It walks the parsed tree
@@ -53,6 +62,7 @@ func parseConfig(data []byte) hermesConfig {
 		MultiplexProfiles:        scalar(member(root, "multiplex_profiles")),
 		GatewayMultiplexProfiles: scalar(member(member(root, "gateway"), "multiplex_profiles")),
 		RestartDrainTimeout:      scalar(member(member(root, "agent"), "restart_drain_timeout")),
+		CronDrainTimeout:         scalar(member(member(root, "agent"), "cron_drain_timeout")),
 	}
 }
 
@@ -131,9 +141,32 @@ func word(s string) (on, ok bool) {
 // restart_drain_timeout of the profile's config.yaml; seconds, 0 when
 // absent, negative or not a number, at most just under an hour.
 func DrainTimeout(env string, profileConfig []byte) time.Duration {
+	d, ok := seconds(env, parseConfig(profileConfig).RestartDrainTimeout)
+	if !ok {
+		return 0
+	}
+	return d
+}
+
+// CronDrainTimeout is hermes' cron_drain_timeout for one profile: how long
+// its gateway's stop may first wait for cron work (HERMES_CRON_DRAIN_TIMEOUT
+// when not blank, else agent.cron_drain_timeout of the profile's
+// config.yaml). Absent or not a number: hermes' default, 30 s; 0 opts out.
+func CronDrainTimeout(env string, profileConfig []byte) time.Duration {
+	d, ok := seconds(env, parseConfig(profileConfig).CronDrainTimeout)
+	if !ok {
+		return DefaultCronDrain
+	}
+	return d
+}
+
+// seconds reads a number of seconds from env when it is not blank, else
+// from v (a config.yaml value); ok is false when neither holds a number.
+// Negative is 0; at most just under an hour.
+func seconds(env string, v any) (d time.Duration, ok bool) {
 	raw := strings.TrimSpace(env)
 	if raw == "" {
-		switch v := parseConfig(profileConfig).RestartDrainTimeout.(type) {
+		switch v := v.(type) {
 		case int:
 			raw = strconv.Itoa(v)
 		case float64:
@@ -143,38 +176,47 @@ func DrainTimeout(env string, profileConfig []byte) time.Duration {
 		}
 	}
 	secs, err := strconv.ParseFloat(raw, 64)
-	if err != nil || !(secs > 0) {
-		return 0
+	switch {
+	case err != nil || secs != secs: // not a number, NaN
+		return 0, false
+	case secs <= 0:
+		return 0, true
+	case secs >= maxDrainBudget.Seconds(): // also what would overflow a Duration, and +Inf
+		return maxDrainBudget, true
 	}
-	if secs >= maxDrainBudget.Seconds() { // also what would overflow a Duration, and +Inf
-		return maxDrainBudget
-	}
-	return time.Duration(secs * float64(time.Second))
+	return time.Duration(secs * float64(time.Second)), true
 }
 
-// StopTimeout is the stop timeout a gateway draining for drain gets: its
-// drain plus DrainMargin to persist its state and exit (hermes' systemd
-// unit gives drain + 30 s). 0 when there is no drain: the template's own
-// applies.
-func StopTimeout(drain time.Duration) time.Duration {
-	if drain <= 0 {
-		return 0
+// StopTimeout is the stop timeout of a gateway whose stop may drain chat
+// turns for drain and cron work for cron: hermes' own sizing of its
+// supervisor's stop budget (resolve_systemd_timeout_stop_sec, its systemd
+// unit's TimeoutStopSec): the longer of the drain and cron plus
+// CronCleanupReserve, plus DrainMargin, at least StopFloor; 70 s with
+// hermes' defaults. Shorter, a stop SIGKILLs a gateway still within its
+// own budget, a cron job mid-write. It is a deadline: a gateway that stops
+// at once is gone at once. At most config.MaxRefStopTimeout.
+func StopTimeout(drain, cron time.Duration) time.Duration {
+	budget := drain
+	if cron > 0 {
+		budget = max(budget, cron+CronCleanupReserve)
 	}
-	return drain + DrainMargin
+	return min(max(StopFloor, budget+DrainMargin), config.MaxRefStopTimeout)
 }
 
 // SlotStopTimeout is the stop timeout of the gateway slot of the profile in
 // profileDir, env being the environment the gateway will see:
-// StopTimeout(DrainTimeout(env[EnvDrain], its config.yaml)). The boot
+// StopTimeout of its drain and cron drain (the environment first, then its
+// config.yaml), and the drain alone (0: none configured). The boot
 // reconcile and a run-time register both ask it. Call it with the image
 // user's rights (it reads a hermes-owned file). When config.yaml cannot be
 // read, err says so and the timeout comes from env alone.
-func SlotStopTimeout(profileDir string, env map[string]string) (time.Duration, error) {
+func SlotStopTimeout(profileDir string, env map[string]string) (stop, drain time.Duration, err error) {
 	cfg, err := readConfig(profileDir)
 	if err != nil {
-		err = fmt.Errorf("%w: drain budget taken from %s alone", err, EnvDrain)
+		err = fmt.Errorf("%w: drain budget taken from %s and %s alone", err, EnvDrain, EnvCronDrain)
 	}
-	return StopTimeout(DrainTimeout(env[EnvDrain], cfg)), err
+	drain = DrainTimeout(env[EnvDrain], cfg)
+	return StopTimeout(drain, CronDrainTimeout(env[EnvCronDrain], cfg)), drain, err
 }
 
 // readConfig reads dir/config.yaml without following a symlink anywhere in

@@ -96,8 +96,40 @@ func TestDrainTimeout(t *testing.T) {
 			t.Errorf("DrainTimeout(%q, %q) = %v, want %v", tc.env, tc.config, got, tc.want)
 		}
 	}
-	if StopTimeout(0) != 0 || StopTimeout(20*time.Second) != 50*time.Second {
-		t.Errorf("StopTimeout: %v, %v; want 0, 50s", StopTimeout(0), StopTimeout(20*time.Second))
+}
+
+// The stop budget is hermes' own (resolve_systemd_timeout_stop_sec): the
+// longer of the chat drain and the cron drain plus 10 s, plus 30 s, at
+// least 60 s.
+func TestStopTimeout(t *testing.T) {
+	s := time.Second
+	for _, tc := range []struct{ drain, cron, want time.Duration }{
+		{0, DefaultCronDrain, 70 * s}, // hermes' defaults
+		{0, 0, 60 * s},                // cron drain opted out: the floor
+		{20 * s, 0, 60 * s},
+		{20 * s, 30 * s, 70 * s},
+		{180 * s, 30 * s, 210 * s},
+		{0, 120 * s, 160 * s},
+		{time.Hour - 30*s, time.Hour - 30*s, time.Hour}, // at most an hour
+	} {
+		if got := StopTimeout(tc.drain, tc.cron); got != tc.want {
+			t.Errorf("StopTimeout(%v, %v) = %v, want %v", tc.drain, tc.cron, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		env, config string
+		want        time.Duration
+	}{
+		{"", "", DefaultCronDrain},
+		{"", "agent: {cron_drain_timeout: 0}", 0},
+		{"", "agent: {cron_drain_timeout: 90}", 90 * s},
+		{"5", "agent: {cron_drain_timeout: 90}", 5 * s},
+		{"", "agent: {cron_drain_timeout: soon}", DefaultCronDrain},
+		{"-3", "", 0},
+	} {
+		if got := CronDrainTimeout(tc.env, []byte(tc.config)); got != tc.want {
+			t.Errorf("CronDrainTimeout(%q, %q) = %v, want %v", tc.env, tc.config, got, tc.want)
+		}
 	}
 }
 
@@ -165,7 +197,8 @@ func TestFailingGateways(t *testing.T) {
 
 // With multiplexing on (root config.yaml, or the env), named profiles are
 // registered down whatever their state says, the root one still starts;
-// a profile's drain budget becomes its slot's stop_timeout.
+// a profile's stop budget (hermes' own, of its drains) becomes its slot's
+// stop_timeout.
 func TestRunMultiplexAndDrain(t *testing.T) {
 	for _, tc := range []struct {
 		name, env, config string
@@ -180,7 +213,7 @@ func TestRunMultiplexAndDrain(t *testing.T) {
 			writeFile(t, filepath.Join(w.home, gwstate.StateFileName), `{"desired_state":"running"}`)
 			writeFile(t, filepath.Join(w.home, ConfigFile), tc.config)
 			coder := w.profile(t, "coder", `{"desired_state":"running"}`)
-			writeFile(t, filepath.Join(coder, ConfigFile), "agent:\n  restart_drain_timeout: 20\n")
+			writeFile(t, filepath.Join(coder, ConfigFile), "agent:\n  restart_drain_timeout: 60\n")
 			w.profile(t, "idle", `{"desired_state":"stopped"}`)
 			actions, err := Run(Options{Home: w.home, Scandir: w.scan, Template: "gateway",
 				Env: map[string]string{EnvMultiplex: tc.env}, Now: func() time.Time { return testNow },
@@ -197,11 +230,11 @@ func TestRunMultiplexAndDrain(t *testing.T) {
 					t.Errorf("%s: slot down %v, start %v", a.Profile, down, a.Start)
 				}
 			}
-			if y, _ := w.slot(t, "gateway-coder"); !strings.Contains(y, "stop_timeout: 50s") || actions[1].StopTimeout != 50*time.Second {
-				t.Errorf("coder's slot %q (stop timeout %v), want stop_timeout: 50s", y, actions[1].StopTimeout)
+			if y, _ := w.slot(t, "gateway-coder"); !strings.Contains(y, "stop_timeout: 1m30s") || actions[1].StopTimeout != 90*time.Second {
+				t.Errorf("coder's slot %q (stop timeout %v), want stop_timeout: 1m30s", y, actions[1].StopTimeout)
 			}
-			if y, _ := w.slot(t, "gateway-idle"); strings.Contains(y, "stop_timeout") {
-				t.Errorf("idle has no drain, its slot says %q", y)
+			if y, _ := w.slot(t, "gateway-idle"); !strings.Contains(y, "stop_timeout: 1m10s") {
+				t.Errorf("idle's slot %q, want hermes' default budget, stop_timeout: 1m10s", y)
 			}
 		})
 	}

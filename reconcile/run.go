@@ -84,7 +84,7 @@ func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	a.StopTimeout, err = SlotStopTimeout(p.dir, opts.Env)
+	a.StopTimeout, a.Drain, err = SlotStopTimeout(p.dir, opts.Env)
 	if err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}

@@ -64,7 +64,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("action %d = %+v, want %+v", i, a, tc)
 		}
 		yaml, down := w.slot(t, "gateway-"+tc.profile)
-		if want := "template: gateway\ninstance: " + tc.profile + "\n"; yaml != want || down == tc.start {
+		if want := "template: gateway\ninstance: " + tc.profile + "\nstop_timeout: 1m10s\n"; yaml != want || down == tc.start {
 			t.Errorf("slot %s = %q down=%v, want %q down=%v", tc.profile, yaml, down, want, !tc.start)
 		}
 		wantLog.WriteString("2026-05-21T06:18:05+0000 profile=" + tc.profile + " prior_state=" + tc.prior +

@@ -186,7 +186,7 @@ func Define(name, path string, d *Dir, user string) *config.Service {
 		Command: []string{path + "/run"}, User: user, Workdir: path,
 		Restart: config.RestartAlways,
 		Backoff: config.Backoff{Initial: time.Second, Max: time.Second, ResetAfter: time.Second},
-		Stop:    config.Stop{Signal: "TERM", Timeout: defaultKillTimeout},
+		Stop:    config.Stop{Signal: "TERM", Timeout: DefaultKillTimeout},
 		Ready:   config.Ready{NotifyFD: d.NotificationFD},
 	}
 	if d.DownSignal != "" {
@@ -203,12 +203,20 @@ func Define(name, path string, d *Dir, user string) *config.Service {
 			Name: name + "/log", Source: "scandir", File: path + "/log/run",
 			Command: []string{path + "/log/run"}, User: user, Workdir: path + "/log",
 			Restart: config.RestartAlways, Backoff: def.Backoff,
-			Stop: config.Stop{Signal: "TERM", Timeout: defaultKillTimeout},
+			Stop: config.Stop{Signal: "TERM", Timeout: loggerKillTimeout},
 		}
 	}
 	return def
 }
 
-// defaultKillTimeout is the SIGKILL deadline of a dir without
-// timeout-kill. s6 would wait for ever; hinit does not let a stop hang.
-const defaultKillTimeout = 10 * time.Second
+// DefaultKillTimeout is the SIGKILL deadline of a dir without
+// timeout-kill. s6 would wait for ever; hinit does not let a stop hang, and
+// waits as long as hermes' own supervisors do for the gateways it writes
+// these dirs for: its default stop budget (reconcile.StopTimeout with
+// hermes' default drains; a shorter one SIGKILLed a gateway waiting for
+// its cron work).
+const DefaultKillTimeout = 70 * time.Second
+
+// loggerKillTimeout is the SIGKILL deadline of a dir's log/run, stopped
+// once its service is gone.
+const loggerKillTimeout = 10 * time.Second

@@ -25,7 +25,8 @@ func seedProfile(name string) string {
 }
 
 // TestDrainBudget: a profile that drains for 20 s (agent.restart_drain_timeout
-// in its config.yaml) gets a 50 s stop timeout, and with HINIT_SHUTDOWN_TIMEOUT
+// in its config.yaml) gets hermes' stop budget, 70 s (its default cron drain,
+// 30 s + 10 s, is the longer, plus 30 s), and with HINIT_SHUTDOWN_TIMEOUT
 // raised, docker stop -t 60 lets its busy gateway drain all 20 s, persist
 // "running" and exit by itself (1), instead of being killed at 7 s with
 // its state left "draining".
@@ -39,8 +40,8 @@ func TestDrainBudget(t *testing.T) {
 	c.waitState("gateway-drainer", "up", 30*time.Second, up)
 	state := "/opt/data/profiles/drainer/gateway_state.json"
 	waitFor(t, "drainer running", 10*time.Second, func() bool { return c.gatewayState(state)["gateway_state"] == "running" })
-	if logs := c.logs(); !strings.Contains(logs, "profile=drainer stop_timeout=50s") {
-		t.Errorf("hinit did not give drainer a 50s stop timeout:\n%s", logs)
+	if logs := c.logs(); !strings.Contains(logs, "profile=drainer stop_timeout=1m10s drain=20s") {
+		t.Errorf("hinit did not give drainer a 1m10s stop timeout:\n%s", logs)
 	}
 
 	stopping := time.Now()
