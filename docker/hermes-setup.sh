@@ -227,8 +227,10 @@ give_tree() {
 	[ -d "$gp" ] || return 0
 	if not_hermes "$gp"; then
 		say "giving $gp back to hermes ($HUID:$HGID)"
+		# (a dir root may not read, without CAP_DAC_OVERRIDE or on NFS, is
+		# reported by find and skipped; it must not end the hook: set -e)
 		find "$gp" ! -type d -links +1 \( ! -user "$HUID" -o ! -group "$HGID" \) \
-			-exec sh -c 'echo "[hermes-setup] warning: refusing to change $1: it has other hard links"' sh {} \;
+			-exec sh -c 'echo "[hermes-setup] warning: refusing to change $1: it has other hard links"' sh {} \; || :
 		find "$gp" ! \( ! -type d -links +1 \) \( ! -user "$HUID" -o ! -group "$HGID" \) \
 			-exec chown -h "$HUID:$HGID" {} + || say "warning: cannot chown $gp"
 	fi
@@ -269,6 +271,7 @@ secret_modes() {
 		# quietly: fix_ownership has said why it skipped a symlink
 		[ -f "$p" ] && [ ! -L "$p" ] && [ ! -L "$HERMES_HOME" ] || continue
 		shared "$p" && continue
+		[ "$(stat -c %a "$p")" = "${f#*:}" ] && continue
 		chmod "${f#*:}" "$p" 2>/dev/null || say "warning: cannot chmod ${f#*:} $p"
 	done
 }

@@ -112,3 +112,28 @@ func TestBootHookSecretModes(t *testing.T) {
 		}
 	}
 }
+
+// TestBootHookUnreadableDir: a root without CAP_DAC_OVERRIDE (or on NFS
+// with root_squash) cannot read a hermes dir of mode 0700; the hook says so
+// and goes on, giving back what it can. A find failing there ended the hook
+// under set -e, and the container stopped.
+func TestBootHookUnreadableDir(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	if r := runOnce(t, []string{"-v", vol + ":/opt/data", "--entrypoint", "/bin/sh"}, "-c", `set -e
+		mkdir -p /opt/data/profiles/private /opt/data/profiles/p1
+		touch /opt/data/profiles/p1/f
+		chown -R 10000:10000 /opt/data
+		chmod 700 /opt/data/profiles/private
+		chown 0:0 /opt/data/profiles/p1/f`); r.code != 0 {
+		t.Fatalf("setting up the volume: exit %d: %s", r.code, r.stderr)
+	}
+	c := start(t, []string{"-v", vol + ":/opt/data", "--cap-drop", "DAC_OVERRIDE", "--cap-drop", "DAC_READ_SEARCH"}, "sleep", "infinity")
+	c.booted()
+	if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g /opt/data/profiles/p1/f")); got != "10000:10000" {
+		t.Errorf("profiles/p1/f is %s after the hook, want 10000:10000", got)
+	}
+	if l := c.logs(); !strings.Contains(l, "hinit: boot hook done hook=hermes-setup") {
+		t.Errorf("the boot hook did not end well:\n%s", l)
+	}
+}
