@@ -66,32 +66,65 @@ func parseConfig(data []byte) hermesConfig {
 	}
 }
 
-// member is the value of key in the mapping n (its last, when repeated),
-// nil when n is not a mapping or has no such key.
+// member is the value of key in the mapping n, nil when n is not a mapping
+// or has no such key. As in PyYAML (hermes): the last of repeated keys
+// wins, and a key of the mapping wins over one it merges in (<<: *anchor,
+// or a list of them, the earlier winning). Each mapping is searched once
+// (seen): merges of merges of one anchor, which the hermes user may write,
+// cost no more than the file's size.
 func member(n *yaml.Node, key string) *yaml.Node {
+	return memberOf(n, key, map[*yaml.Node]bool{})
+}
+
+func memberOf(n *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 	n = unalias(n)
-	if n == nil || n.Kind != yaml.MappingNode {
+	if n == nil || n.Kind != yaml.MappingNode || seen[n] {
 		return nil
 	}
+	seen[n] = true
 	var v *yaml.Node
+	var merged []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := unalias(n.Content[i]); k != nil && k.Kind == yaml.ScalarNode && k.Value == key {
+		k := unalias(n.Content[i])
+		switch {
+		case k == nil || k.Kind != yaml.ScalarNode:
+		case k.Value == key && k.ShortTag() != "!!merge":
 			v = n.Content[i+1]
+		case k.ShortTag() == "!!merge":
+			if m := unalias(n.Content[i+1]); m != nil && m.Kind == yaml.SequenceNode {
+				merged = append(merged, m.Content...)
+			} else {
+				merged = append(merged, m)
+			}
 		}
+	}
+	for _, m := range merged {
+		if v != nil {
+			break
+		}
+		v = memberOf(m, key, seen)
 	}
 	return v
 }
 
-// scalar is the value of a scalar node as YAML types it; nil for anything
-// else.
+// scalar is the value of a scalar node as YAML types it; nil when n is
+// nil (absent), and for a present value that is no scalar (a list, a
+// mapping) something that is neither bool, number nor string, so that it
+// reads as set but unusable.
 func scalar(n *yaml.Node) any {
 	n = unalias(n)
-	var v any
-	if n == nil || n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+	if n == nil {
 		return nil
+	}
+	var v any
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		return notScalar{}
 	}
 	return v
 }
+
+// notScalar is a value present in config.yaml that is not a scalar.
+type notScalar struct{}
 
 // unalias follows an alias to the node it names (a few hops at most).
 func unalias(n *yaml.Node) *yaml.Node {

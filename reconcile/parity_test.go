@@ -35,6 +35,17 @@ func TestConfigRepeatedKeysAreCheap(t *testing.T) {
 	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
 		t.Errorf("parsing %d bytes of repeated keys allocated %d MiB, want at most 64", b.Len(), n>>20)
 	}
+	// Merges of merges: each level merges the one below 50 times, eight
+	// levels deep: 50^8 searches if each merge were searched anew.
+	b.Reset()
+	b.WriteString("l0: &l0 {x: 1}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "l%d: &l%d {<<: [%s]}\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", i-1), 50), ", "))
+	}
+	b.WriteString("agent: {<<: *l8}\n")
+	if got := DrainTimeout("", []byte(b.String())); got != 0 {
+		t.Errorf("DrainTimeout through merges = %v, want 0", got)
+	}
 }
 
 func TestMultiplex(t *testing.T) {
@@ -57,6 +68,8 @@ func TestMultiplex(t *testing.T) {
 		{"", "multiplex_profiles: false\ngateway: {multiplex_profiles: true}", false}, // top level wins
 		{"", "multiplex_profiles: false\nmultiplex_profiles: true", true},             // the last of repeated keys
 		{"", "on: &on true\ngateway: {multiplex_profiles: *on}", true},
+		{"", "multiplex_profiles: [x]\ngateway: {multiplex_profiles: true}", false}, // set at the top, if unusable
+		{"", "d: &d {multiplex_profiles: true}\ngateway: {<<: *d}", true},           // merge keys, as PyYAML
 	}
 	for _, tc := range tests {
 		if got := Multiplex(tc.env, []byte(tc.config)); got != tc.want {
@@ -90,6 +103,11 @@ func TestDrainTimeout(t *testing.T) {
 		{"", "d: &d 12\nagent: {restart_drain_timeout: *d}", 12 * time.Second},
 		{"", "agent: [restart_drain_timeout]", 0},
 		{"", "agent: {restart_drain_timeout: null}", 0},
+		// Merge keys, as in hermes' PyYAML: the mapping's own key first,
+		// then the merged ones, the earlier first.
+		{"", "d: &d {restart_drain_timeout: 60}\nagent: {<<: *d}", 60 * time.Second},
+		{"", "d: &d {restart_drain_timeout: 60}\nagent: {<<: *d, restart_drain_timeout: 5}", 5 * time.Second},
+		{"", "a: &a {restart_drain_timeout: 1}\nb: &b {restart_drain_timeout: 2}\nagent: {<<: [*a, *b]}", time.Second},
 	}
 	for _, tc := range tests {
 		if got := DrainTimeout(tc.env, []byte(tc.config)); got != tc.want {
