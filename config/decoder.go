@@ -362,7 +362,7 @@ func (d *decoder) intTo(dst *int, n *yaml.Node, path string, min int) {
 		d.at(n, path, "expected an integer, got %s", describe(n))
 		return
 	}
-	v, err := strconv.Atoi(n.Value)
+	v, err := strconv.Atoi(strings.ReplaceAll(n.Value, "_", "")) // 1_000, as YAML writes it
 	if err != nil {
 		d.at(n, path, "%s is not a decimal integer", quote(n.Value))
 		return

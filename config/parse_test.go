@@ -542,7 +542,7 @@ services:
 	// Decimal, as exit codes are (YAML read 0100 as octal 64); an
 	// enabled set but empty is false, as documented (it started the
 	// service).
-	c, err = Parse("hinit.yaml", []byte("services_max: 0100\nservices:\n"+
+	c, err = Parse("hinit.yaml", []byte("services_max: 0_100\nservices:\n"+
 		"  a: {command: [a], enabled: \"\", log: {keep: 010}}\n  b: {command: [b], enabled: }\n"+
 		"  c: {command: [c], enabled: ~}\n  d: {command: [d]}\n"))
 	if err != nil {

@@ -3,6 +3,8 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -89,6 +91,13 @@ func (m *Manager) recordDesired(s *supervise.Service, verb string, once bool) er
 	}
 	path := m.gw.home().StateFile(profile)
 	err := m.asUser(func() error { return gwstate.SetDesired(path, desired, time.Now()) })
+	if errors.Is(err, fs.ErrNotExist) {
+		// No profile dir (hermes profile delete removed it first): no
+		// boot will start a gateway for it, there is nothing to keep.
+		if _, serr := os.Lstat(m.gw.home().ProfileDir(profile)); errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+	}
 	if err != nil {
 		m.log.Warn("desired state not recorded", "svc", st.Name, "path", path, "err", err)
 		return fmt.Errorf("desired_state %s not recorded: %w; after a container restart the gateway will be as before this request", desired, err)

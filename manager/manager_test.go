@@ -542,6 +542,16 @@ func TestDesiredStateUnrecordedIsSaid(t *testing.T) {
 	if f.Status("gateway-coder") != nil {
 		t.Fatal("the unrecorded unregister left gateway-coder registered")
 	}
+	// A profile dir already gone (hermes profile delete) leaves nothing to
+	// record: the unregister succeeds.
+	if err := os.MkdirAll(filepath.Join(f.Home, "profiles", "gone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "gone"}, 0, "")
+	if err := os.RemoveAll(filepath.Join(f.Home, "profiles", "gone")); err != nil {
+		t.Fatal(err)
+	}
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"gateway-gone"}, Wait: "10s"}, 0, "")
 }
 
 // A start racing an unregister either comes first (and the unregister
