@@ -49,8 +49,10 @@ import "time"
 //	start       names | all, wait, once                  want up (once: for one run only)
 //	stop        names | all, wait                        want down
 //	restart     names | all, wait                        stop, then start
-//	signal      names (exactly one), signal, process     signal the process group
-//	                                                     (process: the process only)
+//	signal      names (exactly one), signal, process,    signal the process group
+//	            restart                                  (process: the process only;
+//	                                                     restart: the exit it causes
+//	                                                     is a requested restart)
 //	register    template, instance, down, env            → names (the new service)
 //	unregister  names (exactly one), wait                stop, forget, remove its dir once stopped
 //	list        prefix                                   → names, sorted
@@ -160,6 +162,7 @@ type Request struct {
 	Once     bool              `json:"once,omitempty"`    // start: want up for one run, then down
 	NotPID   int               `json:"not_pid,omitempty"` // wait: also until the pid is another one
 	Process  bool              `json:"process,omitempty"` // signal: the process only, not its group (s6-svc)
+	Restart  bool              `json:"restart,omitempty"` // signal: the exit it causes restarts at once, no failure (s6-svc -t, -r...)
 	Patient  bool              `json:"patient,omitempty"` // wait: until the state or the timeout, whatever else happens (s6-svwait)
 }
 

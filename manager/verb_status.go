@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"hinit/config"
@@ -102,7 +103,10 @@ func (m *Manager) signal(_ context.Context, _ control.Caller, s *supervise.Servi
 		return control.Errorf(control.CodeUsage, "%v", err)
 	}
 	send := s.Signal
-	if req.Process {
+	switch {
+	case req.Restart:
+		send = func(sig syscall.Signal) error { return s.SignalRestart(sig, req.Process) }
+	case req.Process:
 		send = s.SignalProcess
 	}
 	if err := send(sig); err != nil {

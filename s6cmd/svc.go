@@ -134,9 +134,11 @@ func (e *env) svcCommand(dir, name string, c byte) error {
 	case 'x':
 		return nil // hinit keeps supervising while the dir exists; removing it forgets the service
 	case 'r':
-		return e.svcSignal(dir, name, downSignal(dir))
+		return e.svcSignal(dir, name, downSignal(dir), true)
+	case 't':
+		return e.svcSignal(dir, name, svcSignals[c], true)
 	default:
-		return e.svcSignal(dir, name, svcSignals[c])
+		return e.svcSignal(dir, name, svcSignals[c], false)
 	}
 	resp, err := e.call(req)
 	if err != nil {
@@ -150,8 +152,11 @@ func (e *env) svcCommand(dir, name string, c byte) error {
 
 // svcSignal signals the service's process, when one runs, and not its
 // process group, as s6-supervise does: s6 ignores a signal command for a
-// service that is down.
-func (e *env) svcSignal(dir, name, sig string) error {
+// service that is down. restart marks -t and -r, the letters of a restart
+// (hermes gateway restart is s6-svc -t): the exit they cause starts the
+// service again at once, as s6 does, and is no failure towards backoff
+// and give_up.
+func (e *env) svcSignal(dir, name, sig string, restart bool) error {
 	st, err := e.status(dir)
 	if err != nil {
 		return err
@@ -159,7 +164,7 @@ func (e *env) svcSignal(dir, name, sig string) error {
 	if st.PID == 0 {
 		return nil
 	}
-	resp, err := e.call(&control.Request{Verb: control.VerbSignal, Names: []string{name}, Signal: sig, Process: true})
+	resp, err := e.call(&control.Request{Verb: control.VerbSignal, Names: []string{name}, Signal: sig, Process: true, Restart: restart})
 	if err != nil {
 		return err
 	}

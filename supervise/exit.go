@@ -22,7 +22,9 @@ func (r *runner) exited(st reaper.Status) {
 	r.stopTimer()
 	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At}
 	r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
-	stopping := r.state == StateStopping
+	// A restart asked by a signal ends as a stop for a restart does:
+	// started again at once (settle), not counted as a failure.
+	stopping := r.state == StateStopping || p.restartAsked
 	if r.startFinish(p, st, stopping) {
 		return // settle runs once the finish program has ended
 	}

@@ -156,6 +156,9 @@ func (r *runner) handle(c command) error {
 		if r.proc == nil {
 			return ErrNotRunning
 		}
+		if c.restart {
+			r.proc.restartAsked = true
+		}
 		if c.process {
 			return signalProcess(r.proc.pid, c.sig)
 		}

@@ -80,6 +80,7 @@ type command struct {
 	op        op
 	sig       syscall.Signal
 	process   bool // signal: the process only, not its group
+	restart   bool // signal: its exit is a requested restart
 	def       *config.Service
 	requested bool      // a user's request: write the planned-stop marker
 	deadline  time.Time // stop: SIGKILL no later than this (zero: stop.timeout)
@@ -182,6 +183,14 @@ func (s *Service) Signal(sig syscall.Signal) error { return s.send(command{op: o
 // do not get it.
 func (s *Service) SignalProcess(sig syscall.Signal) error {
 	return s.send(command{op: opSignal, sig: sig, process: true})
+}
+
+// SignalRestart sends sig to the service's process (only, with process)
+// as a request to restart it, as s6-svc -t and -r are: the exit it causes
+// restarts the service at once, as a requested restart does (Restart),
+// neither a quick failure nor a step towards give_up.
+func (s *Service) SignalRestart(sig syscall.Signal, process bool) error {
+	return s.send(command{op: opSignal, sig: sig, process: process, restart: true})
 }
 
 // Update replaces the service's definition; it applies at the next start.

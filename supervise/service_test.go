@@ -440,6 +440,44 @@ func TestRestartNowExitCodes(t *testing.T) {
 	}
 }
 
+// A restart asked by a signal (s6-svc -t and -r; hermes gateway restart is
+// s6-svc -t) starts the service again at once and is no failure: five in a
+// row, with give_up at two restarts a minute and an hour of backoff, never
+// wait or end "failed". Before, the gateway's exit 1 counted as a crash,
+// and the third restart within a minute left it failed. A plain signal's
+// exit is still a failure.
+func TestSignalRestartIsNoFailure(t *testing.T) {
+	f := newFixture(t)
+	d := def("gw", "trap-term", "1")
+	d.Backoff.Initial, d.Backoff.Max = time.Hour, time.Hour
+	d.GiveUp = config.GiveUp{Restarts: 2, Within: time.Minute}
+	s := f.add(d, true)
+	st := waitState(t, s, StateUp)
+	for i := range 5 {
+		if err := s.SignalRestart(syscall.SIGTERM, true); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		next, err := s.WaitFor(ctx, func(n Status) bool {
+			return n.State == StateUp && n.PID != st.PID || n.State == StateBackoff || n.State == StateFailed
+		})
+		cancel()
+		if err != nil || next.State != StateUp {
+			t.Fatalf("restart %d: %+v, %v; want up again at once", i+1, next, err)
+		}
+		st = next
+	}
+	if st.Restarts != 5 {
+		t.Errorf("restarts %d, want 5", st.Restarts)
+	}
+	if err := s.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitState(t, s, StateBackoff); !strings.HasSuffix(st.Reason, "restarting in 1h0m0s") {
+		t.Errorf("a plain SIGTERM's exit: reason %q, want the hour of backoff", st.Reason)
+	}
+}
+
 // FailingSince marks the start of a crash loop and keeps it across the
 // flips between backoff and starting; a start request clears it.
 func TestFailingSince(t *testing.T) {

@@ -25,6 +25,9 @@ type instance struct {
 	def     *config.Service // expanded for this run
 	acct    *account.Account
 	log     *svclog.Log // its stdout and stderr
+	// restartAsked: a signal meant as a restart reached it (SignalRestart):
+	// its exit is a requested restart, not a failure.
+	restartAsked bool
 }
 
 // spawn starts a new instance from the current definition, expanded against
