@@ -473,25 +473,16 @@ func TestWaitOnOnceStart(t *testing.T) {
 // applications could land in opposite orders: the next boot started a
 // gateway the user had stopped, or the other way round.
 func TestStartStopRaceRecordsWhatWasApplied(t *testing.T) {
-	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
-	if err := os.MkdirAll(filepath.Join(f.Home, "profiles", "coder"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	f, state := coderGateway(t)
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder", Down: true}, 0, "")
-	state := filepath.Join(f.Home, "profiles", "coder", "gateway_state.json")
 	for i := range 300 {
 		var wg sync.WaitGroup
 		for _, verb := range []string{control.VerbStop, control.VerbStart} {
 			wg.Go(func() { f.Do(control.Request{Verb: verb, Names: []string{"gateway-coder"}}) })
 		}
 		wg.Wait()
-		var rec struct {
-			Desired string `json:"desired_state"`
-		}
-		b, _ := os.ReadFile(state)
-		json.Unmarshal(b, &rec)
-		if want := f.Status("gateway-coder").Want; (want == "up") != (rec.Desired == "running") {
-			t.Fatalf("round %d: the service wants %s, desired_state is %q", i, want, rec.Desired)
+		if want, d := f.Status("gateway-coder").Want, desiredState(state); (want == "up") != (d == "running") {
+			t.Fatalf("round %d: the service wants %s, desired_state is %q", i, want, d)
 		}
 	}
 }
@@ -501,25 +492,13 @@ func TestStartStopRaceRecordsWhatWasApplied(t *testing.T) {
 // stopped came back at the next boot. A run once records nothing: it
 // recorded "running", and the next boot started a gateway the user stopped.
 func TestDesiredStateUnrecordedIsSaid(t *testing.T) {
-	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
-	if err := os.MkdirAll(filepath.Join(f.Home, "profiles", "coder"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	f, state := coderGateway(t)
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder", Down: true}, 0, "")
-	state := filepath.Join(f.Home, "profiles", "coder", "gateway_state.json")
-	desired := func() string {
-		var rec struct {
-			Desired string `json:"desired_state"`
-		}
-		b, _ := os.ReadFile(state)
-		json.Unmarshal(b, &rec)
-		return rec.Desired
-	}
 	gw := []string{"gateway-coder"}
 	f.Expect(control.Request{Verb: control.VerbStop, Names: gw}, 0, "")
 	f.Expect(control.Request{Verb: control.VerbOnce, Names: gw}, 0, "")
 	f.Expect(control.Request{Verb: control.VerbStart, Names: gw, Once: true}, 0, "")
-	if d := desired(); d != "stopped" {
+	if d := desiredState(state); d != "stopped" {
 		t.Fatalf("after stop, once and start --once, desired_state is %q, want stopped", d)
 	}
 
@@ -559,11 +538,7 @@ func TestDesiredStateUnrecordedIsSaid(t *testing.T) {
 // gateway unregistered. Before, its lookup came before the unregister's
 // removal and its record after it, and the next boot started the gateway.
 func TestStartRacingUnregisterRecordsNothing(t *testing.T) {
-	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
-	if err := os.MkdirAll(filepath.Join(f.Home, "profiles", "coder"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(f.Home, "profiles", "coder", "gateway_state.json")
+	f, state := coderGateway(t)
 	gw := []string{"gateway-coder"}
 	for i := range 150 {
 		f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder", Down: true}, 0, "")
@@ -575,13 +550,8 @@ func TestStartRacingUnregisterRecordsNothing(t *testing.T) {
 		if !unreg.OK || !start.OK && start.Code != control.CodeNoService {
 			t.Fatalf("round %d: start %+v, unregister %+v", i, start, unreg)
 		}
-		var rec struct {
-			Desired string `json:"desired_state"`
-		}
-		b, _ := os.ReadFile(state)
-		json.Unmarshal(b, &rec)
-		if rec.Desired != "stopped" {
-			t.Fatalf("round %d: gateway-coder unregistered (start answered %d), desired_state %q", i, start.Code, rec.Desired)
+		if d := desiredState(state); d != "stopped" {
+			t.Fatalf("round %d: gateway-coder unregistered (start answered %d), desired_state %q", i, start.Code, d)
 		}
 	}
 }
@@ -615,4 +585,28 @@ func TestPatientWait(t *testing.T) {
 	f.Expect(down, control.CodeTimeout, "timed out")
 	down.Patient = true
 	f.Expect(down, 0, "")
+}
+
+// coderGateway starts a manager with the gateway template and a reconcile
+// home holding the profile coder, and returns it with the path of coder's
+// gateway_state.json.
+func coderGateway(t *testing.T) (*mt.Fixture, string) {
+	t.Helper()
+	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	dir := filepath.Join(f.Home, "profiles", "coder")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return f, filepath.Join(dir, "gateway_state.json")
+}
+
+// desiredState is the desired_state of the state file at path, "" when
+// there is none.
+func desiredState(path string) string {
+	var rec struct {
+		Desired string `json:"desired_state"`
+	}
+	b, _ := os.ReadFile(path)
+	json.Unmarshal(b, &rec)
+	return rec.Desired
 }

@@ -1,10 +1,8 @@
 package pid1
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"hinit/internal/testprog"
@@ -19,14 +17,7 @@ func TestEmptyDirHoldsNoListing(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	long := strings.Repeat("n", 240)
-	for i := range 50000 {
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s%06d", long, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	testprog.FillDir(t, dir, 50000)
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}

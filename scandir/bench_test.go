@@ -2,11 +2,7 @@ package scandir
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"hinit/internal/testprog"
@@ -48,14 +44,7 @@ func BenchmarkRescan1000(b *testing.B) {
 // MiB for 200,000), at each safety rescan and each queue overflow again.
 func TestRescanHoldsNoListing(t *testing.T) {
 	dir := t.TempDir()
-	long := strings.Repeat("n", 240)
-	for i := range 50000 {
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s%06d", long, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-	}
+	testprog.FillDir(t, dir, 50000)
 	grew := testprog.HeapGrowth(func() {
 		w := New(dir, 1000, discardLogger())
 		out := make(chan Event, 16)

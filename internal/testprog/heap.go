@@ -1,10 +1,29 @@
 package testprog
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
+	"testing"
 	"time"
 )
+
+// FillDir makes n empty files of 246-byte names in dir: a dir the hermes
+// user filled, for the tests that bound what a pass over it holds.
+func FillDir(t testing.TB, dir string, n int) {
+	t.Helper()
+	long := strings.Repeat("n", 240)
+	for i := range n {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s%06d", long, i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+}
 
 // HeapGrowth runs f and returns how far the heap in use rose above where it
 // was before f, at its highest, sampled every 2 ms while f runs: a
