@@ -83,7 +83,7 @@ func memberOf(n *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 	}
 	seen[n] = true
 	var v *yaml.Node
-	var merged []*yaml.Node
+	var merged []*yaml.Node // in the order they are looked in
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := unalias(n.Content[i])
 		switch {
@@ -91,11 +91,13 @@ func memberOf(n *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 		case k.Value == key && k.ShortTag() != "!!merge":
 			v = n.Content[i+1]
 		case k.ShortTag() == "!!merge":
+			// A later << wins over an earlier one (PyYAML), and within
+			// one list the earlier mapping wins.
+			group := []*yaml.Node{n.Content[i+1]}
 			if m := unalias(n.Content[i+1]); m != nil && m.Kind == yaml.SequenceNode {
-				merged = append(merged, m.Content...)
-			} else {
-				merged = append(merged, m)
+				group = m.Content
 			}
+			merged = append(append([]*yaml.Node(nil), group...), merged...)
 		}
 	}
 	for _, m := range merged {

@@ -108,6 +108,7 @@ func TestDrainTimeout(t *testing.T) {
 		{"", "d: &d {restart_drain_timeout: 60}\nagent: {<<: *d}", 60 * time.Second},
 		{"", "d: &d {restart_drain_timeout: 60}\nagent: {<<: *d, restart_drain_timeout: 5}", 5 * time.Second},
 		{"", "a: &a {restart_drain_timeout: 1}\nb: &b {restart_drain_timeout: 2}\nagent: {<<: [*a, *b]}", time.Second},
+		{"", "a: &a {restart_drain_timeout: 1}\nb: &b {restart_drain_timeout: 2}\nagent: {<<: *a, <<: *b}", 2 * time.Second},
 	}
 	for _, tc := range tests {
 		if got := DrainTimeout(tc.env, []byte(tc.config)); got != tc.want {

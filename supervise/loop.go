@@ -156,13 +156,15 @@ func (r *runner) handle(c command) error {
 		if r.proc == nil {
 			return ErrNotRunning
 		}
-		if c.restart {
+		send := signalGroup
+		if c.process {
+			send = signalProcess
+		}
+		err := send(r.proc.pid, c.sig)
+		if c.restart && err == nil {
 			r.proc.restartAsked = true
 		}
-		if c.process {
-			return signalProcess(r.proc.pid, c.sig)
-		}
-		return signalGroup(r.proc.pid, c.sig)
+		return err
 	case opUpdate:
 		r.def = c.def
 		r.set(r.state, r.reason)

@@ -28,8 +28,8 @@ func seedProfile(name string) string {
 // in its config.yaml) gets hermes' stop budget, 70 s (its default cron drain,
 // 30 s + 10 s, is the longer, plus 30 s), and with HINIT_SHUTDOWN_TIMEOUT
 // raised, docker stop -t 60 lets its busy gateway drain all 20 s, persist
-// "running" and exit by itself (1), instead of being killed at 7 s with
-// its state left "draining".
+// "running" and exit by itself (1), instead of being killed at
+// HINIT_SHUTDOWN_TIMEOUT's default 8 s with its state left "draining".
 func TestDrainBudget(t *testing.T) {
 	t.Parallel()
 	vol := volume(t)
