@@ -25,7 +25,7 @@ func TestFakeGatewayIdentity(t *testing.T) {
 	s := c.waitState("gateway-ident", "up", 20*time.Second, up)
 	waitFor(t, "gateway.pid", 10*time.Second, func() bool { return c.exists(dir + "/gateway.pid") })
 
-	second := []string{"env", "HERMES_SUPERVISED_CHILD=1", "hermes", "-p", "ident", "gateway", "run"}
+	second := []string{"env", "HERMES_SUPERVISED_CHILD=1", "HERMES_S6_SUPERVISED_CHILD=1", "hermes", "-p", "ident", "gateway", "run"}
 	if r := c.exec("hermes", second...); r.code != 1 || !strings.Contains(r.stderr, "already runs") {
 		t.Errorf("a second gateway without --replace: exit %d %q, want 1", r.code, r.stderr)
 	}
@@ -50,7 +50,7 @@ func TestFakeGatewayIdentity(t *testing.T) {
 	c.hermes("-p", "ident", "gateway", "start")
 	s = c.waitState("gateway-ident", "up again", 20*time.Second, func(n svc) bool { return up(n) && n.PID != s.PID })
 	waitFor(t, "the new gateway.pid", 10*time.Second, func() bool { return c.pidFile(dir) == s.PID })
-	must(t, "exec", "-d", "-u", "hermes", c.id, "env", "HERMES_SUPERVISED_CHILD=1", "hermes", "-p", "ident", "gateway", "run", "--replace")
+	must(t, "exec", "-d", "-u", "hermes", c.id, "env", "HERMES_SUPERVISED_CHILD=1", "HERMES_S6_SUPERVISED_CHILD=1", "hermes", "-p", "ident", "gateway", "run", "--replace")
 	taken := c.waitState("gateway-ident", "replaced", 15*time.Second, func(s svc) bool { return s.State == "exited" })
 	if taken.LastExit == nil || taken.LastExit.Code != 0 {
 		t.Errorf("the replaced gateway: %+v, want exited 0 (takeover marker)", taken)

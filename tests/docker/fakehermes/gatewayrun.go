@@ -13,7 +13,8 @@ import (
 
 // runGatewayProcess is `hermes [-p P] gateway run [--replace] [--force]`.
 //
-// Run by hinit (HERMES_SUPERVISED_CHILD=1, set by the gateway template) it
+// Run by hinit (HERMES_S6_SUPERVISED_CHILD=1 under compat: s6-overlay, else
+// HERMES_SUPERVISED_CHILD=1, both set by the gateway template) it
 // is the gateway itself, with the lifecycle of hermes' gateway/run.py and
 // gateway/status.py:
 //
@@ -41,7 +42,7 @@ import (
 func runGatewayProcess(profile string, args []string) int {
 	noSupervise := slices.Contains(args, "--no-supervise") ||
 		slices.Contains([]string{"1", "true", "yes"}, strings.ToLower(os.Getenv("HERMES_GATEWAY_NO_SUPERVISE")))
-	if os.Getenv("HERMES_SUPERVISED_CHILD") == "" && !noSupervise && underHinit() {
+	if os.Getenv(supervisedMarker()) == "" && !noSupervise && underHinit() {
 		return redirectToSupervisor(profile)
 	}
 	dir := profileDir(profile)
@@ -182,4 +183,17 @@ func redirectToSupervisor(profile string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	s := <-sigs
 	return 128 + int(s.(syscall.Signal))
+}
+
+// supervisedMarker is the variable by which the gateway knows it is the
+// supervised child. Under s6-overlay, or hinit standing in for it
+// (/run/s6/basedir: compat: s6-overlay), today's hermes reads
+// HERMES_S6_SUPERVISED_CHILD only (hermes_cli/gateway.py,
+// _maybe_redirect_run_to_s6_supervision); the fake does the same, so that
+// a template without it makes every gateway a heartbeat here too.
+func supervisedMarker() string {
+	if fi, err := os.Stat("/run/s6/basedir"); err == nil && fi.IsDir() {
+		return "HERMES_S6_SUPERVISED_CHILD"
+	}
+	return "HERMES_SUPERVISED_CHILD"
 }
