@@ -207,3 +207,28 @@ func TestRestartWait(t *testing.T) {
 		t.Errorf("after hsvc restart --wait: %+v, want up with a new pid", s)
 	}
 }
+
+// TestS6RestartIsNoCrash: today's hermes restarts a gateway with
+// s6-svc -t (S6ServiceManager.restart); the gateway persists "running" and
+// exits 1. Six such restarts within a minute leave it up, each at once:
+// hinit took each exit for a crash, backed off, and after five within a
+// minute (the template's give_up) left the gateway failed.
+func TestS6RestartIsNoCrash(t *testing.T) {
+	t.Parallel()
+	c := start(t, nil, "sleep", "infinity")
+	c.booted()
+	c.hermes("profile", "create", "rs")
+	c.hermes("-p", "rs", "gateway", "start")
+	s := c.waitState("gateway-rs", "up", 20*time.Second, up)
+	for i := range 6 {
+		waitFor(t, "the gateway's gateway.pid", 10*time.Second, func() bool { return c.pidFile(home+"/profiles/rs") == s.PID })
+		c.sh("hermes", "s6-svc -t /run/service/gateway-rs")
+		prev := s.PID
+		s = c.waitState("gateway-rs", "up again", 20*time.Second, func(n svc) bool {
+			return up(n) && n.PID != prev || n.State == "failed" || n.State == "backoff"
+		})
+		if !up(s) {
+			t.Fatalf("after s6-svc -t number %d: %+v, want up again at once", i+1, s)
+		}
+	}
+}
