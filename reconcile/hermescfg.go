@@ -171,10 +171,12 @@ func word(s string) (on, ok bool) {
 	return false, false
 }
 
-// DrainTimeout is hermes' restart_drain_timeout for one profile: env
-// (HERMES_RESTART_DRAIN_TIMEOUT) when not blank, else agent.
-// restart_drain_timeout of the profile's config.yaml; seconds, 0 when
-// absent, negative or not a number, at most just under an hour.
+// DrainTimeout is hermes' restart_drain_timeout for one profile, as its
+// gateway takes it: agent.restart_drain_timeout of the profile's
+// config.yaml when set (hermes' gateway/run.py bridges config.yaml over the
+// environment: "config.yaml unconditionally wins"), else env
+// (HERMES_RESTART_DRAIN_TIMEOUT); seconds, 0 when absent, negative or not a
+// number, at most just under an hour.
 func DrainTimeout(env string, profileConfig []byte) time.Duration {
 	d, ok := seconds(env, parseConfig(profileConfig).RestartDrainTimeout)
 	if !ok {
@@ -184,9 +186,9 @@ func DrainTimeout(env string, profileConfig []byte) time.Duration {
 }
 
 // CronDrainTimeout is hermes' cron_drain_timeout for one profile: how long
-// its gateway's stop may first wait for cron work (HERMES_CRON_DRAIN_TIMEOUT
-// when not blank, else agent.cron_drain_timeout of the profile's
-// config.yaml). Absent or not a number: hermes' default, 30 s; 0 opts out.
+// its gateway's stop may first wait for cron work (agent.cron_drain_timeout
+// of the profile's config.yaml when set, else HERMES_CRON_DRAIN_TIMEOUT, as
+// DrainTimeout). Absent or not a number: hermes' default, 30 s; 0 opts out.
 func CronDrainTimeout(env string, profileConfig []byte) time.Duration {
 	d, ok := seconds(env, parseConfig(profileConfig).CronDrainTimeout)
 	if !ok {
@@ -195,22 +197,26 @@ func CronDrainTimeout(env string, profileConfig []byte) time.Duration {
 	return d
 }
 
-// seconds reads a number of seconds from env when it is not blank, else
-// from v (a config.yaml value); ok is false when neither holds a number.
-// Negative is 0; at most just under an hour.
+// seconds reads a number of seconds from v (a config.yaml value) when it
+// is set, else from env; ok is false when the one read holds no number.
+// Negative is 0; at most just under an hour (past what a float holds too,
+// as Python reads 1e400: inf).
 func seconds(env string, v any) (d time.Duration, ok bool) {
-	raw := strings.TrimSpace(env)
-	if raw == "" {
-		switch v := v.(type) {
-		case int:
-			raw = strconv.Itoa(v)
-		case float64:
-			raw = strconv.FormatFloat(v, 'f', -1, 64)
-		case string:
-			raw = strings.TrimSpace(v)
-		}
+	var raw string
+	switch v := v.(type) {
+	case nil:
+		raw = strings.TrimSpace(env)
+	case int:
+		raw = strconv.Itoa(v)
+	case float64:
+		raw = strconv.FormatFloat(v, 'f', -1, 64)
+	case string:
+		raw = strings.TrimSpace(v)
 	}
 	secs, err := strconv.ParseFloat(raw, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		err = nil // ±Inf, or 0 for what is too small
+	}
 	switch {
 	case err != nil || secs != secs: // not a number, NaN
 		return 0, false

@@ -87,7 +87,12 @@ func TestDrainTimeout(t *testing.T) {
 		{"", "agent: {restart_drain_timeout: 20}", 20 * time.Second},
 		{"", "agent: {restart_drain_timeout: 1.5}", 1500 * time.Millisecond},
 		{"", "agent: {restart_drain_timeout: \"180\"}", 180 * time.Second},
-		{"60", "agent: {restart_drain_timeout: 20}", 60 * time.Second},
+		// config.yaml wins over the environment, as hermes' gateway
+		// bridges it ("config.yaml unconditionally wins").
+		{"60", "agent: {restart_drain_timeout: 20}", 20 * time.Second},
+		{"60", "", 60 * time.Second},
+		{"60", "agent: {restart_drain_timeout: soon}", 0},
+		{"1e400", "", time.Hour - DrainMargin}, // Python's float: inf
 		{"  ", "agent: {restart_drain_timeout: 20}", 20 * time.Second},
 		{"", "agent: {restart_drain_timeout: -5}", 0},
 		{"", "agent: {restart_drain_timeout: soon}", 0},
@@ -142,7 +147,8 @@ func TestStopTimeout(t *testing.T) {
 		{"", "", DefaultCronDrain},
 		{"", "agent: {cron_drain_timeout: 0}", 0},
 		{"", "agent: {cron_drain_timeout: 90}", 90 * s},
-		{"5", "agent: {cron_drain_timeout: 90}", 5 * s},
+		{"5", "agent: {cron_drain_timeout: 90}", 90 * s}, // config.yaml wins
+		{"5", "", 5 * s},
 		{"", "agent: {cron_drain_timeout: soon}", DefaultCronDrain},
 		{"-3", "", 0},
 	} {

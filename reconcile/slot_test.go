@@ -10,9 +10,9 @@ import (
 )
 
 // SlotStopTimeout is the one answer for the boot reconcile and a run-time
-// register: hermes' stop budget for the profile's drains, the environment
-// first; a config.yaml that is a symlink is never read, and the answer then
-// comes from the environment alone, with an error saying so.
+// register: hermes' stop budget for the profile's drains, its config.yaml
+// over the environment; a config.yaml that is a symlink is never read, and
+// the answer then comes from the environment alone, with an error saying so.
 func TestSlotStopTimeout(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte("agent:\n  restart_drain_timeout: 90\n  cron_drain_timeout: 0\n"), 0o644); err != nil {
@@ -30,8 +30,9 @@ func TestSlotStopTimeout(t *testing.T) {
 		wantErr     bool
 	}{
 		{dir, nil, 120 * s, 90 * s, false},
-		{dir, map[string]string{EnvDrain: "5"}, 60 * s, 5 * s, false},
-		{dir, map[string]string{EnvCronDrain: "100"}, 140 * s, 90 * s, false},
+		{dir, map[string]string{EnvDrain: "5", EnvCronDrain: "100"}, 120 * s, 90 * s, false}, // config.yaml wins
+		{t.TempDir(), map[string]string{EnvDrain: "5"}, 70 * s, 5 * s, false},
+		{t.TempDir(), map[string]string{EnvCronDrain: "100"}, 140 * s, 0, false},
 		{t.TempDir(), nil, 70 * s, 0, false},
 		{linked, nil, 70 * s, 0, true},
 		{linked, map[string]string{EnvDrain: "50"}, 80 * s, 50 * s, true},
