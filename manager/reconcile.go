@@ -59,7 +59,7 @@ func (m *Manager) logSlot(a reconcile.Action) {
 	if a.Drain == 0 {
 		return // hermes' default budget: nothing the operator asked for
 	}
-	m.log.Info("reconcile: stop timeout from restart_drain_timeout", "profile", a.Profile, "stop_timeout", a.StopTimeout, "drain", a.Drain)
+	m.log.Info("reconcile: stop timeout from the profile's drain", "profile", a.Profile, "stop_timeout", a.StopTimeout, "drain", a.Drain)
 	// The drain the operator configured, with hermes' headroom, against
 	// the container's own budget (the default cron drain is hermes' and
 	// every container's: warned about, it would be warned about always).

@@ -95,19 +95,20 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 // at run time, as the boot reconcile gives it (reconcile.SlotStopTimeout):
 // hermes' stop budget for its profile's drains, from the container
 // environment of now with the instance's own env over it, and the drain
-// alone. 0 (the template's) for any other template or when no reconcile is
-// configured (no $HERMES_HOME to read). Run it as the image's user.
-func (m *Manager) gatewayStopTimeout(req *control.Request) (stop, drain time.Duration) {
+// asked for (reconcile.SlotStopTimeout). 0 (the template's) for any other
+// template or when no reconcile is configured (no $HERMES_HOME to read).
+// Run it as the image's user.
+func (m *Manager) gatewayStopTimeout(req *control.Request) (stop, asked time.Duration) {
 	if m.gw.rc == nil || req.Template != m.gw.template() {
 		return 0, 0
 	}
 	env := maps.Clone(m.environ()) // never the caller's map
 	maps.Copy(env, req.Env)
-	stop, drain, err := reconcile.SlotStopTimeout(m.gw.home().ProfileDir(req.Instance), env)
+	stop, asked, err := reconcile.SlotStopTimeout(m.gw.home().ProfileDir(req.Instance), env)
 	if err != nil {
 		m.log.Warn("register: "+err.Error(), "profile", req.Instance)
 	}
-	return stop, drain
+	return stop, asked
 }
 
 // unregister stops a dynamic service (writing its planned-stop marker),

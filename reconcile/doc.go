@@ -50,7 +50,8 @@ type Action struct {
 	// StopTimeout is the slot's stop timeout: hermes' stop budget for
 	// the profile's drains (SlotStopTimeout).
 	StopTimeout time.Duration
-	// Drain is the profile's restart_drain_timeout; 0 when none is set.
+	// Drain is the drain budget the profile or the environment asked
+	// for (SlotStopTimeout's asked); 0 when none is set.
 	Drain time.Duration
 }
 

@@ -190,11 +190,18 @@ func DrainTimeout(env string, profileConfig []byte) time.Duration {
 // of the profile's config.yaml when set, else HERMES_CRON_DRAIN_TIMEOUT, as
 // DrainTimeout). Absent or not a number: hermes' default, 30 s; 0 opts out.
 func CronDrainTimeout(env string, profileConfig []byte) time.Duration {
+	d, _ := cronDrain(env, profileConfig)
+	return d
+}
+
+// cronDrain is CronDrainTimeout, and whether the profile or the
+// environment set it (set: not hermes' default).
+func cronDrain(env string, profileConfig []byte) (d time.Duration, set bool) {
 	d, ok := seconds(env, parseConfig(profileConfig).CronDrainTimeout)
 	if !ok {
-		return DefaultCronDrain
+		return DefaultCronDrain, false
 	}
-	return d
+	return d, true
 }
 
 // seconds reads a number of seconds from v (a config.yaml value) when it
@@ -245,19 +252,27 @@ func StopTimeout(drain, cron time.Duration) time.Duration {
 }
 
 // SlotStopTimeout is the stop timeout of the gateway slot of the profile in
-// profileDir, env being the environment the gateway will see:
-// StopTimeout of its drain and cron drain (the environment first, then its
-// config.yaml), and the drain alone (0: none configured). The boot
-// reconcile and a run-time register both ask it. Call it with the image
-// user's rights (it reads a hermes-owned file). When config.yaml cannot be
-// read, err says so and the timeout comes from env alone.
-func SlotStopTimeout(profileDir string, env map[string]string) (stop, drain time.Duration, err error) {
+// profileDir, env being the environment the gateway will see: StopTimeout
+// of its drain and cron drain (its config.yaml first, then the
+// environment). asked is the drain someone configured, 0 when none: the
+// restart drain, or a cron drain set (not hermes' default) with its
+// CronCleanupReserve, the longer; what a container shutdown must leave
+// time for. The boot reconcile and a run-time register both ask it. Call it
+// with the image user's rights (it reads a hermes-owned file). When
+// config.yaml cannot be read, err says so and the timeout comes from env
+// alone.
+func SlotStopTimeout(profileDir string, env map[string]string) (stop, asked time.Duration, err error) {
 	cfg, err := readConfig(profileDir)
 	if err != nil {
 		err = fmt.Errorf("%w: drain budget taken from %s and %s alone", err, EnvDrain, EnvCronDrain)
 	}
-	drain = DrainTimeout(env[EnvDrain], cfg)
-	return StopTimeout(drain, CronDrainTimeout(env[EnvCronDrain], cfg)), drain, err
+	drain := DrainTimeout(env[EnvDrain], cfg)
+	cron, set := cronDrain(env[EnvCronDrain], cfg)
+	asked = drain
+	if set && cron > 0 {
+		asked = max(asked, cron+CronCleanupReserve)
+	}
+	return StopTimeout(drain, cron), asked, err
 }
 
 // readConfig reads dir/config.yaml without following a symlink anywhere in

@@ -30,9 +30,11 @@ func TestSlotStopTimeout(t *testing.T) {
 		wantErr     bool
 	}{
 		{dir, nil, 120 * s, 90 * s, false},
+		{t.TempDir(), map[string]string{EnvCronDrain: "45"}, 85 * s, 55 * s, false}, // a cron drain set: asked too
+		{t.TempDir(), map[string]string{EnvCronDrain: "0"}, 60 * s, 0, false},
 		{dir, map[string]string{EnvDrain: "5", EnvCronDrain: "100"}, 120 * s, 90 * s, false}, // config.yaml wins
 		{t.TempDir(), map[string]string{EnvDrain: "5"}, 70 * s, 5 * s, false},
-		{t.TempDir(), map[string]string{EnvCronDrain: "100"}, 140 * s, 0, false},
+		{t.TempDir(), map[string]string{EnvCronDrain: "100"}, 140 * s, 110 * s, false},
 		{t.TempDir(), nil, 70 * s, 0, false},
 		{linked, nil, 70 * s, 0, true},
 		{linked, map[string]string{EnvDrain: "50"}, 80 * s, 50 * s, true},
