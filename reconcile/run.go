@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"hinit/gwstate"
@@ -32,7 +31,7 @@ func Run(opts Options) ([]Action, error) {
 	}
 	log := opts.Logger
 	home := gwstate.Home(opts.Home) // resolved by withDefaults
-	if strings.EqualFold(strings.TrimSpace(opts.Bootstrap), gwstate.Running) {
+	if opts.Bootstrap == gwstate.Running { // exactly, as hermes compares it
 		seed(home.StateFile(gwstate.DefaultProfile), log)
 	}
 	multiplex := multiplexed(opts)

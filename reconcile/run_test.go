@@ -104,6 +104,9 @@ func TestRunBootstrap(t *testing.T) {
 		{"keeps stopped", `{"gateway_state":"stopped"}`, "running", `{"gateway_state":"stopped"}`, false},
 		{"not asked", "", "", "", false},
 		{"other value", "", "stopped", "", false},
+		// hermes compares the value exactly (its test_non_running_value_ignored).
+		{"Running", "", "Running", "", false},
+		{"spaced", "", " running", "", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
