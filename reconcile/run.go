@@ -30,7 +30,7 @@ func Run(opts Options) ([]Action, error) {
 		return nil, err
 	}
 	log := opts.Logger
-	home := gwstate.Home(opts.Home) // resolved by withDefaults
+	home := gwstate.Home(opts.Home)        // resolved by withDefaults
 	if opts.Bootstrap == gwstate.Running { // exactly, as hermes compares it
 		seed(home.StateFile(gwstate.DefaultProfile), log)
 	}
