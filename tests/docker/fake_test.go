@@ -17,12 +17,8 @@ import (
 // exits 0 on the takeover marker.
 func TestFakeGatewayIdentity(t *testing.T) {
 	t.Parallel()
-	c := start(t, nil, "sleep", "infinity")
-	c.booted()
-	c.hermes("profile", "create", "ident")
+	c, s := runningGateway(t, "ident")
 	dir := home + "/profiles/ident"
-	c.hermes("-p", "ident", "gateway", "start")
-	s := c.waitState("gateway-ident", "up", 20*time.Second, up)
 	waitFor(t, "gateway.pid", 10*time.Second, func() bool { return c.exists(dir + "/gateway.pid") })
 
 	second := []string{"env", "HERMES_SUPERVISED_CHILD=1", "HERMES_S6_SUPERVISED_CHILD=1", "hermes", "-p", "ident", "gateway", "run"}

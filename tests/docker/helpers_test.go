@@ -207,6 +207,18 @@ func (c *ctr) waitState(name, what string, timeout time.Duration, cond func(svc)
 	return last
 }
 
+// runningGateway starts a container whose main sleeps, creates profile and
+// starts its gateway as hermes does, and returns both once the gateway is
+// up.
+func runningGateway(t *testing.T, profile string) (*ctr, svc) {
+	t.Helper()
+	c := start(t, nil, "sleep", "infinity")
+	c.booted()
+	c.hermes("profile", "create", profile)
+	c.hermes("-p", profile, "gateway", "start")
+	return c, c.waitState("gateway-"+profile, "up", 20*time.Second, up)
+}
+
 // up is a condition: the service runs and is ready.
 func up(s svc) bool { return s.State == "up" && s.PID > 0 }
 

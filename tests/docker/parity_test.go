@@ -144,11 +144,7 @@ func TestDashboardContainer(t *testing.T) {
 // backoff and without the give_up limit (5 within a minute) ending it.
 func TestGracefulRestart(t *testing.T) {
 	t.Parallel()
-	c := start(t, nil, "sleep", "infinity")
-	c.booted()
-	c.hermes("profile", "create", "r75")
-	c.hermes("-p", "r75", "gateway", "start")
-	s := c.waitState("gateway-r75", "up", 20*time.Second, up)
+	c, s := runningGateway(t, "r75")
 	for i := 1; i <= 6; i++ {
 		prev := s.PID
 		if r := c.exec("hermes", "hsvc", "signal", "--process", "USR1", "gateway-r75"); r.code != 0 {

@@ -194,11 +194,7 @@ func TestGatewayRunHandsOver(t *testing.T) {
 // up again (it once failed at once on the "stopping" snapshot).
 func TestRestartWait(t *testing.T) {
 	t.Parallel()
-	c := start(t, nil, "sleep", "infinity")
-	c.booted()
-	c.hermes("profile", "create", "rw")
-	c.hermes("-p", "rw", "gateway", "start")
-	first := c.waitState("gateway-rw", "up", 20*time.Second, up)
+	c, first := runningGateway(t, "rw")
 	r := c.exec("hermes", "hsvc", "restart", "gateway-rw", "--wait")
 	if r.code != 0 {
 		t.Fatalf("hsvc restart --wait: exit %d %s", r.code, r.stderr)
@@ -215,11 +211,7 @@ func TestRestartWait(t *testing.T) {
 // minute (the template's give_up) left the gateway failed.
 func TestS6RestartIsNoCrash(t *testing.T) {
 	t.Parallel()
-	c := start(t, nil, "sleep", "infinity")
-	c.booted()
-	c.hermes("profile", "create", "rs")
-	c.hermes("-p", "rs", "gateway", "start")
-	s := c.waitState("gateway-rs", "up", 20*time.Second, up)
+	c, s := runningGateway(t, "rs")
 	for i := range 6 {
 		waitFor(t, "the gateway's gateway.pid", 10*time.Second, func() bool { return c.pidFile(home+"/profiles/rs") == s.PID })
 		c.sh("hermes", "s6-svc -t /run/service/gateway-rs")
