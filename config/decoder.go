@@ -65,7 +65,7 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil
 	}
-	return resolve(doc.Content[0])
+	return Unalias(doc.Content[0])
 }
 
 // parserProblems are the yaml.v3 (v3.0.1) parser errors, as opposed to
@@ -194,8 +194,9 @@ func firstLines(data []byte, n int) []byte {
 	return data[:end]
 }
 
-// resolve follows an alias to the node it names.
-func resolve(n *yaml.Node) *yaml.Node {
+// Unalias follows an alias to the node it names (a few hops at most); the
+// one rule for hinit.yaml, service.yaml and hermes' config.yaml alike.
+func Unalias(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 8; i++ {
 		n = n.Alias
 	}
@@ -263,7 +264,7 @@ type entry struct {
 // mapping; anything else that is not a mapping is reported. Duplicate keys
 // and non-string keys are reported and skipped.
 func (d *decoder) entries(n *yaml.Node, path string) []entry {
-	n = resolve(n)
+	n = Unalias(n)
 	if isNull(n) {
 		return nil
 	}
@@ -274,7 +275,7 @@ func (d *decoder) entries(n *yaml.Node, path string) []entry {
 	seen := make(map[string]int, len(n.Content)/2)
 	out := make([]entry, 0, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		k, v := Unalias(n.Content[i]), Unalias(n.Content[i+1])
 		switch {
 		case k.Kind != yaml.ScalarNode:
 			d.at(k, path, "expected a string key, got %s", describe(k))
@@ -300,7 +301,7 @@ func (d *decoder) unknown(e entry, path, expected string) {
 
 // items returns the elements of list n, resolved. Null is an empty list.
 func (d *decoder) items(n *yaml.Node, path string) []*yaml.Node {
-	n = resolve(n)
+	n = Unalias(n)
 	if isNull(n) {
 		return nil
 	}
@@ -310,7 +311,7 @@ func (d *decoder) items(n *yaml.Node, path string) []*yaml.Node {
 	}
 	out := make([]*yaml.Node, len(n.Content))
 	for i, c := range n.Content {
-		out[i] = resolve(c)
+		out[i] = Unalias(c)
 	}
 	return out
 }

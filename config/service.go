@@ -62,7 +62,7 @@ func (d *decoder) service(s *Service, n, at *yaml.Node, path string, o origin, k
 
 // needCommand reports a service mapping n without a command key.
 func (d *decoder) needCommand(s *Service, n, at *yaml.Node, path string) {
-	if s.Command != nil || !isNull(n) && resolve(n).Kind != yaml.MappingNode {
+	if s.Command != nil || !isNull(n) && Unalias(n).Kind != yaml.MappingNode {
 		return
 	}
 	if !hasKey(n, "command") {
@@ -72,12 +72,12 @@ func (d *decoder) needCommand(s *Service, n, at *yaml.Node, path string) {
 
 // hasKey reports whether mapping n holds key.
 func hasKey(n *yaml.Node, key string) bool {
-	n = resolve(n)
+	n = Unalias(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return false
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k := resolve(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
+		if k := Unalias(n.Content[i]); k.Kind == yaml.ScalarNode && k.Value == key {
 			return true
 		}
 	}

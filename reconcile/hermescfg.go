@@ -77,7 +77,7 @@ func member(n *yaml.Node, key string) *yaml.Node {
 }
 
 func memberOf(n *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
-	n = unalias(n)
+	n = config.Unalias(n)
 	if n == nil || n.Kind != yaml.MappingNode || seen[n] {
 		return nil
 	}
@@ -85,7 +85,7 @@ func memberOf(n *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 	var v *yaml.Node
 	var merged []*yaml.Node // in the order they are looked in
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := unalias(n.Content[i])
+		k := config.Unalias(n.Content[i])
 		switch {
 		case k == nil || k.Kind != yaml.ScalarNode:
 		case k.Value == key && k.ShortTag() != "!!merge":
@@ -94,7 +94,7 @@ func memberOf(n *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 			// A later << wins over an earlier one (PyYAML), and within
 			// one list the earlier mapping wins.
 			group := []*yaml.Node{n.Content[i+1]}
-			if m := unalias(n.Content[i+1]); m != nil && m.Kind == yaml.SequenceNode {
+			if m := config.Unalias(n.Content[i+1]); m != nil && m.Kind == yaml.SequenceNode {
 				group = m.Content
 			}
 			merged = append(append([]*yaml.Node(nil), group...), merged...)
@@ -114,7 +114,7 @@ func memberOf(n *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 // mapping) something that is neither bool, number nor string, so that it
 // reads as set but unusable.
 func scalar(n *yaml.Node) any {
-	n = unalias(n)
+	n = config.Unalias(n)
 	if n == nil {
 		return nil
 	}
@@ -127,14 +127,6 @@ func scalar(n *yaml.Node) any {
 
 // notScalar is a value present in config.yaml that is not a scalar.
 type notScalar struct{}
-
-// unalias follows an alias to the node it names (a few hops at most).
-func unalias(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 8; i++ {
-		n = n.Alias
-	}
-	return n
-}
 
 // Multiplex is hermes' multiplex_profiles: env (GATEWAY_MULTIPLEX_PROFILES)
 // when it holds a recognised word (1/true/yes/on, 0/false/no/off), else
