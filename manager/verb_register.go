@@ -166,19 +166,19 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 // symlink, a file), which the watcher then forgets.
 func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
 	name := req.Names[0]
-	if m.group.Get(name) == nil { // leave comes before the removal from the group
-		if done := m.dyn.leaveDone(name); done != nil {
+	if m.group.Get(name) == nil {
+		if done := m.dyn.leaveDone(name); done != nil { // leave comes before the removal from the group
 			if wait, _ := req.Timeout(); wait == 0 {
 				return control.OK() // as the first unregister answered
 			}
 			return m.awaitLeft(ctx, name, done, req)
 		}
-	}
-	if m.group.Get(name) == nil && m.dyn.why(name) != "" {
-		if err := m.removeSlot(filepath.Join(m.scandir, name), c.Root); err != nil {
-			return control.Errorf(control.CodeFailed, "unregister %s: %v", name, err)
+		if m.dyn.why(name) != "" {
+			if err := m.removeSlot(filepath.Join(m.scandir, name), c.Root); err != nil {
+				return control.Errorf(control.CodeFailed, "unregister %s: %v", name, err)
+			}
+			return control.OK()
 		}
-		return control.OK()
 	}
 	return m.onOne(m.unregister)(ctx, c, req)
 }

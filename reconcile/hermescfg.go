@@ -177,17 +177,11 @@ func DrainTimeout(env string, profileConfig []byte) time.Duration {
 	return d
 }
 
-// CronDrainTimeout is hermes' cron_drain_timeout for one profile: how long
-// its gateway's stop may first wait for cron work (agent.cron_drain_timeout
-// of the profile's config.yaml when set, else HERMES_CRON_DRAIN_TIMEOUT, as
-// DrainTimeout). Absent or not a number: hermes' default, 30 s; 0 opts out.
-func CronDrainTimeout(env string, profileConfig []byte) time.Duration {
-	d, _ := cronDrain(env, profileConfig)
-	return d
-}
-
-// cronDrain is CronDrainTimeout, and whether the profile or the
-// environment set it (set: not hermes' default).
+// cronDrain is hermes' cron_drain_timeout for one profile: how long its
+// gateway's stop may first wait for cron work (agent.cron_drain_timeout of
+// the profile's config.yaml when set, else HERMES_CRON_DRAIN_TIMEOUT, as
+// DrainTimeout), and whether either set it. Neither, or not a number:
+// hermes' default, 30 s; 0 opts out.
 func cronDrain(env string, profileConfig []byte) (d time.Duration, set bool) {
 	d, ok := seconds(env, parseConfig(profileConfig).CronDrainTimeout)
 	if !ok {
