@@ -130,9 +130,10 @@ boot:
 	if archives < 2 || archives > 10 {
 		t.Errorf("%d archives, want rotation at 1 MB keeping at most 10:\n%s", archives, ls)
 	}
-	// Each line also reaches docker logs (s6-log's 1); a burst of 2.4 MB may
-	// outrun the console, where hinit drops lines rather than block and says
-	// so, so the line that counts is the one written after the burst.
+	// Each line also reaches docker logs (s6-log's 1). The burst waits for
+	// the console while it moves, but a console stalled for a second loses
+	// lines (counted and said), so the line that counts is the one written
+	// after the burst.
 	waitFor(t, "chatty's lines in docker logs through s6-log's 1", 30*time.Second, func() bool {
 		return strings.Contains(c.logs(), "[chatty/log] chatty done")
 	})
