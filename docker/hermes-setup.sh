@@ -16,16 +16,19 @@ set -eu
 HERMES_HOME="${HERMES_HOME:-/opt/data}"
 INSTALL_DIR="${HERMES_INSTALL_DIR:-/opt/hermes}"
 # Dirs hermes expects in its home; created as hermes.
-SEED_DIRS="backups cron sessions logs logs/gateways hooks memories skills skins plans workspace home profiles pairing platforms platforms/pairing"
+SEED_DIRS="backups cron sessions logs logs/gateways hooks memories skills skins plans workspace home profiles pairing platforms platforms/pairing lazy-packages"
 # Dirs given back to hermes, recursively, when something in them is not
 # hermes' (a volume written by root, a restored backup). Never the whole
 # volume: it may hold files that must stay someone else's.
 OWNED_DIRS="cron sessions logs hooks memories skills skins plans workspace home profiles pairing platforms/pairing lazy-packages"
 # Trees given back on every boot: docker exec writes them as root.
 EVERY_BOOT_DIRS="profiles cron platforms/pairing pairing"
-# Top-level state files given back on every boot (stage2's allow-list); no
-# other file at the top of the volume is ever touched.
-TOP_FILES="auth.json auth.lock .env state.db state.db-shm state.db-wal hermes_state.db response_store.db response_store.db-shm response_store.db-wal gateway.pid gateway.lock gateway_state.json processes.json active_profile"
+# Top-level state files given back on every boot (stage2's allow-list, and
+# SOUL.md); no other file at the top of the volume is ever touched.
+TOP_FILES="auth.json auth.lock .env state.db state.db-shm state.db-wal hermes_state.db response_store.db response_store.db-shm response_store.db-wal gateway.pid gateway.lock gateway_state.json processes.json active_profile config.yaml SOUL.md"
+# Browser binaries agent-browser can drive, by file name (the Playwright
+# tree also holds executable .so files, which are no browser).
+BROWSER_NAMES="chrome chromium chrome-headless-shell headless_shell chromium-browser"
 
 # With a terminal, the terminal belongs to main (hermes --tui): lines go to
 # hinit's own log file instead, as hinit's do.
@@ -202,14 +205,15 @@ seed_dir() {
 	{ mkdir "$d" 2>/dev/null && own "$d"; } || failed_dirs="$failed_dirs $1"
 }
 
-# seed_file SRC REL: copies SRC to $HERMES_HOME/REL, as hermes', when SRC
-# exists and REL does not.
+# seed_file SRC REL: copies SRC to $HERMES_HOME/REL, as hermes' and
+# writable by hermes (the image's SOUL.md is 0444), when SRC exists and REL
+# does not.
 seed_file() {
 	d=$HERMES_HOME/$2
 	[ -f "$1" ] || return 0
 	no_link "$d" || return 0
 	[ -e "$d" ] && return 0
-	{ cp "$1" "$d" 2>/dev/null && own "$d"; } || say "warning: cannot seed $d"
+	{ cp "$1" "$d" 2>/dev/null && chmod u+rw "$d" && own "$d"; } || say "warning: cannot seed $d"
 }
 
 # not_hermes PATH: something in the tree PATH is not hermes:hermes.
@@ -239,9 +243,11 @@ give_tree() {
 # fix_ownership: as root, gives hermes back what is hermes' in the volume,
 # by allow-list only, as stage2 does (hermes#19788): the volume's top dir
 # and OWNED_DIRS when the top dir is not hermes' (a new volume, new ids);
-# on every boot the trees root writes through docker exec, the state files
-# of TOP_FILES, config.yaml and .env. Anything else in the volume (a host's
-# file, a bind mount) keeps its owner.
+# on every boot the trees root writes through docker exec and the files of
+# TOP_FILES, which also get u+rw (a 0444 SOUL.md made hermes' config
+# migration fail and roll back). Anything else in the volume (a host's
+# file, a bind mount) keeps its owner: stage2 now gives hermes every file at
+# the top of the volume, hinit does not.
 fix_ownership() {
 	is_root || return 0
 	no_link "$HERMES_HOME" || return 0
@@ -253,13 +259,14 @@ fix_ownership() {
 	for d in $EVERY_BOOT_DIRS; do give_tree "$d"; done
 	p=$HERMES_HOME/logs/gateways
 	if [ -d "$p" ] && no_link "$p"; then own "$p"; fi
-	for f in $TOP_FILES config.yaml .env; do
+	for f in $TOP_FILES; do
 		p=$HERMES_HOME/$f
 		[ -e "$p" ] || [ -L "$p" ] || continue
 		no_link "$p" || continue
 		[ -f "$p" ] || continue
 		shared "$p" && continue
 		own "$p" || say "warning: cannot chown $p"
+		case $(stat -c %A "$p") in ?rw*) ;; *) chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac
 	done
 }
 
@@ -299,10 +306,64 @@ api_key() {
 	say "generated API_SERVER_KEY in $env_file"
 }
 
-# as_hermes CMD...: runs CMD as hermes (setpriv of util-linux when root).
+# stale_stamp: an .install_method of "docker" in the volume is an older
+# image's stamp (the stamp is /opt/hermes' now); a host install sharing the
+# volume would read it and refuse to update.
+stale_stamp() {
+	p=$HERMES_HOME/.install_method
+	[ -f "$p" ] && [ ! -L "$p" ] && [ ! -L "$HERMES_HOME" ] || return 0
+	[ "$(tr -d '[:space:]' <"$p" 2>/dev/null)" = docker ] || return 0
+	rm -f "$p" && say "removed the stale docker stamp $p"
+}
+
+# auth_bootstrap: auth.json from HERMES_AUTH_JSON_BOOTSTRAP, once: an
+# auth.json already there (rotated tokens) is never replaced. It is
+# created by hermes, mode 0600 from its first byte, and never through a
+# symlink; the secret goes through the environment, never a command line.
+auth_bootstrap() {
+	[ -n "${HERMES_AUTH_JSON_BOOTSTRAP:-}" ] || return 0
+	p=$HERMES_HOME/auth.json
+	[ -e "$p" ] || [ -L "$p" ] && return 0
+	no_link "$p" || return 0
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	as_hermes sh -c 'umask 077 && set -C && printf %s "$HERMES_AUTH_JSON_BOOTSTRAP" >"$1"' sh "$p" || :
+	if [ -f "$p" ]; then say "wrote $p from HERMES_AUTH_JSON_BOOTSTRAP"; else say "warning: cannot write $p"; fi
+}
+
+# browser_path: agent-browser does not find Playwright's Chromium by itself
+# (hermes#15697); its path is given to every later start through the
+# environment dir, unless AGENT_BROWSER_EXECUTABLE_PATH is set already.
+browser_path() {
+	[ -z "${AGENT_BROWSER_EXECUTABLE_PATH:-}" ] && [ -n "${PLAYWRIGHT_BROWSERS_PATH:-}" ] || return 0
+	[ -d "$PLAYWRIGHT_BROWSERS_PATH" ] || return 0
+	bin=
+	for n in $BROWSER_NAMES; do
+		bin=$(find "$PLAYWRIGHT_BROWSERS_PATH" -type f -name "$n" -perm -100 2>/dev/null | head -n 1)
+		[ -z "$bin" ] || break
+	done
+	if [ -z "$bin" ]; then
+		say "warning: no Chromium binary under $PLAYWRIGHT_BROWSERS_PATH; the browser tool may fail"
+		return 0
+	fi
+	envdir=${HINIT_RUNTIME_DIR:-/run/hinit}/env
+	tmp=$envdir/.AGENT_BROWSER_EXECUTABLE_PATH
+	if printf %s "$bin" >"$tmp" && chmod 640 "$tmp" && { ! is_root || chgrp "$HGID" "$tmp"; } &&
+		mv -f "$envdir/.AGENT_BROWSER_EXECUTABLE_PATH" "$envdir/AGENT_BROWSER_EXECUTABLE_PATH"; then
+		say "agent-browser's Chromium: $bin"
+	else
+		rm -f "$tmp"
+		say "warning: cannot write AGENT_BROWSER_EXECUTABLE_PATH into $envdir"
+	fi
+}
+
+# as_hermes CMD...: runs CMD as hermes, its groups included: through the
+# image's s6-setuidgid (hsvc's, the account as hinit starts it), else
+# setpriv of util-linux.
 as_hermes() {
 	if ! is_root; then
 		"$@"
+	elif command -v s6-setuidgid >/dev/null; then
+		HOME=$HERMES_HOME s6-setuidgid hermes "$@"
 	elif setpriv --help 2>&1 | grep -q -- --reuid; then
 		HOME=$HERMES_HOME setpriv --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
 	else
@@ -310,17 +371,28 @@ as_hermes() {
 	fi
 }
 
-# python_steps: config migration and skills sync of the real image, as
-# hermes; a failure is a warning, as in the s6 image.
+# py_step SCRIPT WHAT [ARG...]: runs the real image's $INSTALL_DIR/SCRIPT
+# with its venv's python as hermes, when both are there; a failure is a
+# warning, as in the s6 image.
+py_step() {
+	py=$INSTALL_DIR/.venv/bin/python script=$INSTALL_DIR/$1 what=$2
+	shift 2
+	[ -x "$py" ] && [ -f "$script" ] || return 0
+	as_hermes "$py" "$script" "$@" || say "warning: $what failed"
+}
+
+# python_steps: the steps of stage2 after seeding, in its order: config
+# migration, auth.json from the environment, the Nous session re-seed
+# (HERMES_AUTH_JSON_REBOOTSTRAP, which the script reads from the
+# environment), skills sync.
 python_steps() {
-	py=$INSTALL_DIR/.venv/bin/python
-	[ -x "$py" ] || return 0
-	if [ "${HERMES_SKIP_CONFIG_MIGRATION:-}" != 1 ] && [ -f "$INSTALL_DIR/scripts/docker_config_migrate.py" ]; then
-		as_hermes "$py" "$INSTALL_DIR/scripts/docker_config_migrate.py" || say "warning: config migration failed"
+	[ "${HERMES_SKIP_CONFIG_MIGRATION:-}" = 1 ] || py_step scripts/docker_config_migrate.py "config migration"
+	auth_bootstrap
+	p=$HERMES_HOME/auth.json
+	if [ -n "${HERMES_AUTH_JSON_REBOOTSTRAP:-}" ] && [ -f "$p" ] && no_link "$p"; then
+		py_step scripts/docker_rebootstrap_nous_session.py "the Nous session re-seed" "$p"
 	fi
-	if [ -f "$INSTALL_DIR/tools/skills_sync.py" ]; then
-		as_hermes "$py" "$INSTALL_DIR/tools/skills_sync.py" || say "warning: skills sync failed"
-	fi
+	py_step tools/skills_sync.py "skills sync"
 }
 
 remap_ids
@@ -339,6 +411,8 @@ for d in $SEED_DIRS; do seed_dir "$d"; done
 seed_file "$INSTALL_DIR/.env.example" .env
 seed_file "$INSTALL_DIR/cli-config.yaml.example" config.yaml
 seed_file "$INSTALL_DIR/docker/SOUL.md" SOUL.md
+stale_stamp
 api_key
 secret_modes
 python_steps
+browser_path

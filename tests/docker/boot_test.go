@@ -98,15 +98,18 @@ func TestBootHookRefusesLinks(t *testing.T) {
 
 // TestBootHookSecretModes: .env and config.yaml seeded at first boot are
 // 0600 and 0640 once the hook is done, even when the seeded .env already
-// has its API_SERVER_KEY line.
+// has its API_SERVER_KEY line; SOUL.md, 0444 in the image, is seeded
+// writable by hermes.
 func TestBootHookSecretModes(t *testing.T) {
 	t.Parallel()
 	c := start(t, []string{"--entrypoint", "/bin/sh"}, "-c", `set -e
 		echo API_SERVER_KEY= >/opt/hermes/.env.example
 		echo 'model: x' >/opt/hermes/cli-config.yaml.example
+		mkdir -p /opt/hermes/docker && echo soul >/opt/hermes/docker/SOUL.md && chmod 444 /opt/hermes/docker/SOUL.md
 		exec /usr/local/bin/hinit sleep infinity`)
 	c.booted()
-	for p, want := range map[string]string{"/opt/data/.env": "10000:10000 600", "/opt/data/config.yaml": "10000:10000 640"} {
+	for p, want := range map[string]string{"/opt/data/.env": "10000:10000 600", "/opt/data/config.yaml": "10000:10000 640",
+		"/opt/data/SOUL.md": "10000:10000 644"} {
 		if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' "+p)); got != want {
 			t.Errorf("seeded %s is %q, want %q", p, got, want)
 		}
@@ -135,5 +138,56 @@ func TestBootHookUnreadableDir(t *testing.T) {
 	}
 	if l := c.logs(); !strings.Contains(l, "hinit: boot hook done hook=hermes-setup") {
 		t.Errorf("the boot hook did not end well:\n%s", l)
+	}
+}
+
+// TestBootHookStage2Steps: the steps of hermes' stage2-hook.sh after the
+// seeding, as the real image has them: auth.json written once from
+// HERMES_AUTH_JSON_BOOTSTRAP (hermes', 0600, never replaced: rotated
+// tokens survive a restart), the Nous re-seed, config migration and skills
+// sync run as hermes in stage2's order, the stale .install_method removed,
+// a root SOUL.md of mode 0444 given back u+rw (it made hermes' migration
+// roll back), lazy-packages seeded, and Playwright's
+// Chromium (not the executable .so beside it) given to every later start
+// as AGENT_BROWSER_EXECUTABLE_PATH.
+func TestBootHookStage2Steps(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--entrypoint", "/bin/sh", "-e", `HERMES_AUTH_JSON_BOOTSTRAP={"seed": 1}`,
+		"-e", "HERMES_AUTH_JSON_REBOOTSTRAP=fresh", "-e", "PLAYWRIGHT_BROWSERS_PATH=/opt/pw"}, "-c", `set -e
+		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
+		printf '#!/bin/sh\necho "$(id -u) ${1##*/} $2 $HERMES_AUTH_JSON_REBOOTSTRAP" >>/tmp/py.log\n' >/opt/hermes/.venv/bin/python
+		chmod 755 /opt/hermes/.venv/bin/python
+		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/scripts/docker_rebootstrap_nous_session.py /opt/hermes/tools/skills_sync.py
+		cd /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
+		touch libGLESv2.so chrome-headless-shell && chmod 755 libGLESv2.so chrome-headless-shell
+		[ -e /opt/data/SOUL.md ] || { echo soul >/opt/data/SOUL.md; chmod 444 /opt/data/SOUL.md; }
+		echo docker >/opt/data/.install_method
+		exec /usr/local/bin/hinit sleep infinity`)
+	c.booted()
+	if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' /opt/data/auth.json; cat /opt/data/auth.json")); got != "10000:10000 600\n{\"seed\": 1}" {
+		t.Errorf("auth.json after the first boot: %q, want hermes', 600, the seed", got)
+	}
+	if got, want := c.readFile("/tmp/py.log"), "10000 docker_config_migrate.py  fresh\n10000 docker_rebootstrap_nous_session.py /opt/data/auth.json fresh\n10000 skills_sync.py  fresh\n"; got != want {
+		t.Errorf("python steps:\n%s\nwant:\n%s", got, want)
+	}
+	if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' /opt/data/SOUL.md /opt/data/lazy-packages")); got != "10000:10000 644\n10000:10000 755" {
+		t.Errorf("SOUL.md and lazy-packages: %q, want hermes' 644 and hermes' 755", got)
+	}
+	if c.exists("/opt/data/.install_method") {
+		t.Error("the stale docker stamp .install_method is still there")
+	}
+	want := "/opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64/chrome-headless-shell"
+	if got := c.sh("hermes", `with-contenv sh -c 'printf %s "$AGENT_BROWSER_EXECUTABLE_PATH"'`); got != want {
+		t.Errorf("AGENT_BROWSER_EXECUTABLE_PATH through with-contenv: %q, want %q", got, want)
+	}
+	if got := strings.TrimSpace(c.sh("root", "stat -c '%a %U:%G' /run/hinit/env/AGENT_BROWSER_EXECUTABLE_PATH")); got != "640 root:hermes" {
+		t.Errorf("the env file is %q, want 640 root:hermes", got)
+	}
+
+	c.sh("hermes", "printf rotated >/opt/data/auth.json")
+	must(t, "restart", c.id)
+	c.booted()
+	if got := c.readFile("/opt/data/auth.json"); got != "rotated" {
+		t.Errorf("auth.json after a restart: %q, want the rotated tokens kept", got)
 	}
 }
