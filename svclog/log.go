@@ -4,11 +4,13 @@
 // the container's console as "[name] line".
 //
 // The write end of the pipe is handed to every instance of the service and
-// outlives restarts, so no line is lost between instances. The service is
-// never blocked by its log: a reader goroutine moves lines from the pipe
-// into a bounded queue per output, and a writer goroutine per output drains
-// it while it holds lines. When an output is slow, stalled or failing, lines are dropped
-// and counted; the next line that can be written is preceded by
+// outlives restarts, so no line is lost between instances. A reader
+// goroutine moves lines from the pipe into a bounded queue per output, and a
+// writer goroutine per output drains it while it holds lines. A burst faster
+// than an output holds the service back (through the pipe) while the output
+// moves; an output that makes no room for a second (stalled) or fails costs
+// the service at most that second: its lines are dropped and counted, and
+// the next line that can be written is preceded by
 //
 //	hinit: N lines lost (reason)
 //
@@ -154,6 +156,9 @@ func (l *Log) EndLine() {
 	l.mu.Lock()
 	l.enders = append(l.enders, c)
 	l.mu.Unlock()
+	for _, o := range l.outs {
+		o.q.rush() // a reader waiting on a full output must not hold the flush back
+	}
 	l.r.SetReadDeadline(time.Unix(1, 0))
 	t := time.NewTimer(endLineWait)
 	defer t.Stop()
@@ -179,6 +184,9 @@ func (l *Log) woken(s *splitter) bool {
 	l.mu.Unlock()
 	if len(enders) > 0 {
 		s.flush()
+		for _, o := range l.outs {
+			o.q.calm(len(enders))
+		}
 	}
 	for _, c := range enders {
 		close(c)

@@ -213,3 +213,41 @@ func TestEndLine(t *testing.T) {
 	}
 	l.EndLine() // after Close: returns at once
 }
+
+// gatedWriter blocks every Write until gate is closed.
+type gatedWriter struct{ gate chan struct{} }
+
+func (g gatedWriter) Write(p []byte) (int, error) {
+	<-g.gate
+	return len(p), nil
+}
+
+// TestEndLineWhileOutputFull: an instance's last line without its newline
+// stays its own while the reader waits on a full console: EndLine lets the
+// reader past the bound, so the flush is done before it returns and the next
+// instance's first line is never joined to it. (Waiting, EndLine gave up
+// after endLineWait and the file got "tailnext".) Nothing is lost.
+func TestEndLineWhileOutputFull(t *testing.T) {
+	defer func(d time.Duration) { stallWait = d }(stallWait)
+	stallWait = time.Hour // the console is slow here, not stalled
+	g := gatedWriter{gate: make(chan struct{})}
+	l := newLog(t, Options{Name: "x", Dir: t.TempDir(), Console: g})
+	console := l.outs[1]
+	const width = 100
+	lines := queueBytes/(width-1+lineOverhead) + 10 // the console's queue and a few more
+	fmt.Fprint(l.Writer(), strings.Repeat(strings.Repeat("a", width-1)+"\n", lines))
+	testprog.WaitFor(t, 10*time.Second, "the reader to wait on the full console", func() bool {
+		console.q.mu.Lock()
+		defer console.q.mu.Unlock()
+		return console.q.room != nil
+	})
+	fmt.Fprint(l.Writer(), "tail")
+	l.EndLine()
+	fmt.Fprint(l.Writer(), "next\n")
+	close(g.gate)
+	closeLog(t, l)
+	got := texts(readEntries(t, l.Path()))
+	if n := len(got); n != lines+2 || got[n-2] != "tail" || got[n-1] != "next" || l.Lost() != 0 {
+		t.Fatalf("%d lines ending %q, %d lost; want %d ending tail, next and none lost", n, got[max(0, n-2):], l.Lost(), lines+2)
+	}
+}

@@ -91,7 +91,7 @@ func TestFullDisk(t *testing.T) {
 	l := newLog(t, Options{Dir: dir, MaxSize: 1 << 20})
 
 	const lines, width = 5000, 100       // 650 KB: ten times the room
-	produce(t, l.Writer(), lines, width) // returns: the producer was not blocked
+	produce(t, l.Writer(), lines, width) // returns: failing writes hold nothing back
 	testprog.WaitFor(t, 10*time.Second, "every line to be written or lost", func() bool {
 		return completeLines(t, l.Path())+int(l.Lost()) == lines
 	})
@@ -133,8 +133,8 @@ func TestBurstLosesNothing(t *testing.T) {
 	}
 }
 
-// TestStalledConsole: a console nobody reads holds the service back for
-// stallWait at most and never costs the log file a line; what the console
+// TestStalledConsole: a console nobody reads holds the service back once,
+// for stallWait, and never costs the log file a line; what the console
 // missed is counted and reported.
 func TestStalledConsole(t *testing.T) {
 	cr, cw, err := os.Pipe()

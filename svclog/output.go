@@ -37,7 +37,8 @@ func newOutput(kind string, w lineWriter, log *slog.Logger) *output {
 	return &output{kind: kind, q: new(queue), w: w, log: log, done: make(chan struct{})}
 }
 
-// push hands a line to the output without ever blocking.
+// push hands a line to the output; it waits while the output is full but
+// moving (see queue).
 func (o *output) push(l line) {
 	ok, start := o.q.push(l)
 	if !ok {
@@ -62,13 +63,17 @@ func (o *output) write() {
 	for {
 		batch, dropped, more, final := o.q.take()
 		for len(batch) > 0 {
-			// Lines dropped before batch[0] are reported before it.
+			// Lines dropped before batch[0] are reported before it; room
+			// is made after each chunk, so a push waiting on a slow
+			// output sees it move.
 			o.miss(batch[0].dropped, reasonQueueFull, false)
-			k := 1
-			for k < len(batch) && batch[k].dropped == 0 {
+			k, c := 1, cost(batch[0])
+			for k < len(batch) && batch[k].dropped == 0 && c+cost(batch[k]) <= chunkBytes {
+				c += cost(batch[k])
 				k++
 			}
 			o.put(batch[:k])
+			o.q.release(c)
 			batch = batch[k:]
 		}
 		if final {

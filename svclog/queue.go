@@ -5,38 +5,50 @@ import (
 	"time"
 )
 
-// queueBytes bounds the text one output may have waiting: what a slow
-// output can cost in memory, per service.
+// queueBytes bounds the text one output may have waiting or being written:
+// what a slow output can cost in memory, per service.
 const queueBytes = 256 << 10
 
 // lineOverhead is what a queued line costs besides its text.
 const lineOverhead = 64
 
+// cost is what l counts against queueBytes.
+func cost(l line) int { return len(l.text) + lineOverhead }
+
+// chunkBytes bounds what the writer writes between two reports of room
+// made (release): an output's progress is seen at that grain.
+const chunkBytes = 16 << 10
+
 // stallWait is how long a full queue holds the reader (and through the
 // pipe, the service) for its writer to make room. A writer that makes none
-// in that time is stalled: its lines are refused at once until it takes
-// again, so a stalled output costs the service at most this once.
-const stallWait = time.Second
+// in that time is stalled: pushes no longer wait for it (a line is queued
+// when it fits, refused when not) until it has written everything it holds,
+// so a slow or stalled output costs the service this much once per stall,
+// not once per batch. A variable for tests only.
+var stallWait = time.Second
 
 // queue is the bounded queue between the reader and one output's writer.
 // When it is full, push waits for the writer to make room, as long as the
 // writer keeps making it: a burst faster than the output loses nothing, it
 // holds the service back. Only a stalled writer (no room made for
 // stallWait) makes push refuse lines; they are counted, and the count rides
-// on the next line accepted.
+// on the next line accepted. A rush (an instance's end, see Log.EndLine)
+// lets lines past the bound instead of waiting: what the pipe holds then is
+// bounded by the pipe and the reader's buffers.
 //
 // A writer goroutine runs only while there is something to write: push and
 // close say when one must be started, take says when it must end. So an idle
 // service costs no writer goroutine, and at most one runs per output.
 type queue struct {
 	mu      sync.Mutex
-	lines   []line        // guarded by mu
-	size    int           // bytes held by lines, guarded by mu
+	lines   []line        // waiting to be taken, guarded by mu
+	size    int           // cost of the lines waiting or taken and not yet released, guarded by mu
 	dropped uint64        // lines refused since the last accepted one, guarded by mu
 	closed  bool          // no more pushes, guarded by mu
 	busy    bool          // a writer is running, guarded by mu
-	stalled bool          // the writer made no room for stallWait; guarded by mu, cleared at its next take
-	room    chan struct{} // made by a waiting push, closed by the next take; guarded by mu
+	stalled bool          // the writer made no room for stallWait; cleared once it holds nothing; guarded by mu
+	rushes  int           // rushes not yet calmed: push must not wait while > 0; guarded by mu
+	room    chan struct{} // made by a waiting push, closed by release or rush; guarded by mu
 }
 
 // push queues l, waiting while the queue is full and its writer is not
@@ -45,27 +57,27 @@ type queue struct {
 func (q *queue) push(l line) (ok, start bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	cost := len(l.text) + lineOverhead
-	if q.size+cost > queueBytes && !q.stalled {
-		q.waitRoom(cost)
+	c := cost(l)
+	if q.size+c > queueBytes && !q.stalled && q.rushes <= 0 {
+		q.waitRoom(c)
 	}
-	if q.size+cost > queueBytes {
+	if q.size+c > queueBytes && q.rushes <= 0 {
 		q.dropped++
 		return false, false
 	}
 	l.dropped, q.dropped = q.dropped, 0
 	q.lines = append(q.lines, l)
-	q.size += cost
+	q.size += c
 	return true, q.claim()
 }
 
-// waitRoom waits, with q.mu held and released while waiting, until cost
-// fits or stallWait has passed; then the writer is stalled. The queue is
-// full, so a writer is running (busy) and will take.
-func (q *queue) waitRoom(cost int) {
+// waitRoom waits, with q.mu held and released while waiting, until c fits,
+// a rush begins or stallWait has passed; then the writer is stalled. The
+// queue is full, so a writer is running (busy) and will release.
+func (q *queue) waitRoom(c int) {
 	timer := time.NewTimer(stallWait)
 	defer timer.Stop()
-	for q.size+cost > queueBytes {
+	for q.size+c > queueBytes && q.rushes <= 0 {
 		if q.room == nil {
 			q.room = make(chan struct{})
 		}
@@ -76,12 +88,49 @@ func (q *queue) waitRoom(cost int) {
 			q.mu.Lock()
 		case <-timer.C:
 			q.mu.Lock()
-			if q.size+cost > queueBytes {
+			if q.size+c > queueBytes && q.rushes <= 0 {
 				q.stalled = true
 			}
 			return
 		}
 	}
+}
+
+// wake ends the wait of a push. q.mu is held.
+func (q *queue) wake() {
+	if q.room != nil {
+		close(q.room)
+		q.room = nil
+	}
+}
+
+// release says the writer is done with lines of total cost c (written or
+// lost): room for a waiting push. A writer that holds nothing any more is
+// no longer stalled.
+func (q *queue) release(c int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.size -= c
+	if q.size == 0 {
+		q.stalled = false
+	}
+	q.wake()
+}
+
+// rush makes push accept lines past the bound, at once, until the rush is
+// calmed. Rushes count: each EndLine rushes once and is calmed once.
+func (q *queue) rush() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.rushes++
+	q.wake()
+}
+
+// calm ends n rushes.
+func (q *queue) calm(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.rushes -= n
 }
 
 // close says no more lines will come; start says the caller must start a
@@ -102,20 +151,16 @@ func (q *queue) claim() bool {
 	return true
 }
 
-// take returns every queued line. With none left it either ends the
-// writer (more == false, final == false: start again on the next push) or,
-// when the queue is closed, tells it to finish the output (final == true,
-// with the lines dropped at the very end).
+// take returns every queued line; the writer releases them as it is done
+// with them. With none left it either ends the writer (more == false,
+// final == false: start again on the next push) or, when the queue is
+// closed, tells it to finish the output (final == true, with the lines
+// dropped at the very end).
 func (q *queue) take() (batch []line, dropped uint64, more, final bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	batch, q.lines, q.size = q.lines, nil, 0
+	batch, q.lines = q.lines, nil
 	if len(batch) > 0 {
-		q.stalled = false
-		if q.room != nil {
-			close(q.room)
-			q.room = nil
-		}
 		return batch, 0, true, false
 	}
 	if q.closed {
