@@ -6,8 +6,9 @@
 # hinit runs it as root (as the container's user under --user), with the
 # container environment, after the runtime dirs are made and before the
 # gateways are reconciled, so no process of the hermes user runs yet: what
-# is checked here cannot change before it is acted on. Nothing inside
-# $HERMES_HOME is followed through a symlink.
+# is checked here cannot change before it is acted on. The steps that run
+# as hermes (python_steps) come after root's last change in the volume.
+# Nothing inside $HERMES_HOME is followed through a symlink.
 #
 # It only warns about what it cannot do (a volume it may not write, an
 # absent tool); it exits non-zero only on a bug, which stops the container.
@@ -258,7 +259,7 @@ fix_ownership() {
 	fi
 	for d in $EVERY_BOOT_DIRS; do give_tree "$d"; done
 	p=$HERMES_HOME/logs/gateways
-	if [ -d "$p" ] && no_link "$p"; then own "$p"; fi
+	if [ -d "$p" ] && no_link "$p"; then own "$p" || say "warning: cannot chown $p"; fi
 	for f in $TOP_FILES; do
 		p=$HERMES_HOME/$f
 		[ -e "$p" ] || [ -L "$p" ] || continue
@@ -300,7 +301,9 @@ api_key() {
 	env_file=$HERMES_HOME/.env
 	[ -f "$env_file" ] && [ ! -L "$env_file" ] && [ ! -L "$HERMES_HOME" ] || return 0
 	shared "$env_file" && return 0
-	grep -q '^API_SERVER_KEY=' "$env_file" && return 0
+	# an empty API_SERVER_KEY= (as .env.example has it) is no key: the
+	# generated one is appended after it, and the last assignment wins
+	grep -q '^API_SERVER_KEY=..*' "$env_file" && return 0
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	echo "API_SERVER_KEY=$key" >>"$env_file"
 	say "generated API_SERVER_KEY in $env_file"
@@ -312,8 +315,13 @@ api_key() {
 stale_stamp() {
 	p=$HERMES_HOME/.install_method
 	[ -f "$p" ] && [ ! -L "$p" ] && [ ! -L "$HERMES_HOME" ] || return 0
-	[ "$(tr -d '[:space:]' <"$p" 2>/dev/null)" = docker ] || return 0
-	rm -f "$p" && say "removed the stale docker stamp $p"
+	# (its first bytes only: the hermes user may have made it huge)
+	[ "$(head -c 64 "$p" 2>/dev/null | tr -d '[:space:]')" = docker ] || return 0
+	if rm -f "$p" 2>/dev/null; then
+		say "removed the stale docker stamp $p"
+	else
+		say "warning: cannot remove the stale docker stamp $p"
+	fi
 }
 
 # auth_bootstrap: auth.json from HERMES_AUTH_JSON_BOOTSTRAP, once: an

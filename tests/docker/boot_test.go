@@ -1,6 +1,9 @@
 package docker
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +117,10 @@ func TestBootHookSecretModes(t *testing.T) {
 			t.Errorf("seeded %s is %q, want %q", p, got, want)
 		}
 	}
+	// The seed's empty API_SERVER_KEY= is no key: one is generated after it.
+	if env := c.readFile("/opt/data/.env"); !regexp.MustCompile(`\nAPI_SERVER_KEY=[0-9a-f]{64}\n$`).MatchString(env) {
+		t.Errorf(".env holds %q, want a generated API_SERVER_KEY after the empty one", env)
+	}
 }
 
 // TestBootHookUnreadableDir: a root without CAP_DAC_OVERRIDE (or on NFS
@@ -189,5 +196,34 @@ func TestBootHookStage2Steps(t *testing.T) {
 	c.booted()
 	if got := c.readFile("/opt/data/auth.json"); got != "rotated" {
 		t.Errorf("auth.json after a restart: %q, want the rotated tokens kept", got)
+	}
+}
+
+// TestBootHookStampEdges: an .install_method the hermes user made huge (a
+// 20 GB sparse file: the hook read it whole, minutes, and its timeout stopped
+// the container) or one that cannot be removed (a bind-mounted file: rm
+// failing ended the hook under set -e) leaves the boot as it was.
+func TestBootHookStampEdges(t *testing.T) {
+	t.Parallel()
+	stamp := filepath.Join(t.TempDir(), "install_method")
+	if err := os.WriteFile(stamp, []byte("docker\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, opts := range map[string][]string{
+		"huge":  {"--entrypoint", "/bin/sh"},
+		"bound": {"-v", stamp + ":/opt/data/.install_method"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cmd := []string{"sleep", "infinity"}
+			if name == "huge" {
+				cmd = []string{"-c", "truncate -s 20G /opt/data/.install_method && exec /usr/local/bin/hinit sleep infinity"}
+			}
+			c := start(t, opts, cmd...)
+			c.booted()
+			if l := c.logs(); !strings.Contains(l, "hinit: boot hook done hook=hermes-setup") {
+				t.Errorf("the boot hook did not end well:\n%s", l)
+			}
+		})
 	}
 }
