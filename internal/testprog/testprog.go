@@ -79,6 +79,7 @@ var programs = map[string]func([]string) int{
 	"notify":      notify,
 	"listen":      listen,
 	"signals":     signals,
+	"signals-all": signalsAll,
 	"whoami":      whoami,
 	"kill-self":   killSelf,
 	"reaped":      reaped,
@@ -215,6 +216,31 @@ func signals([]string) int {
 		}
 		fmt.Printf("got %s\n", unix.SignalName(s.(syscall.Signal)))
 		if s == syscall.SIGTERM {
+			return 0
+		}
+	}
+	return 0
+}
+
+// signals-all SIG...: prints "ready", then one line "got SIGNAME" per
+// signal received; exits 0 once every SIG named (SIGTERM, SIGUSR1...) has
+// come, in any order: signals sent one after the other can reach a Go
+// program's threads out of order.
+func signalsAll(names []string) int {
+	want := make(map[string]bool)
+	for _, n := range names {
+		want[n] = true
+	}
+	ch := make(chan os.Signal, 8)
+	signal.Notify(ch)
+	fmt.Println("ready")
+	for s := range ch {
+		if s == syscall.SIGURG || s == syscall.SIGCHLD {
+			continue
+		}
+		name := unix.SignalName(s.(syscall.Signal))
+		fmt.Printf("got %s\n", name)
+		if delete(want, name); len(want) == 0 {
 			return 0
 		}
 	}
