@@ -24,7 +24,7 @@ func (r *runner) exited(st reaper.Status) {
 	r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
 	// A restart asked by a signal ends as a stop for a restart does:
 	// started again at once (settle), not counted as a failure.
-	stopping := r.state == StateStopping || p.restartAsked
+	stopping := r.state == StateStopping || p.askedRestart(st.At)
 	if r.startFinish(p, st, stopping) {
 		return // settle runs once the finish program has ended
 	}
@@ -162,4 +162,10 @@ func describeExit(ex *Exit) string {
 		return "killed by " + unix.SignalName(ex.Signal)
 	}
 	return fmt.Sprintf("exit %d", ex.Code)
+}
+
+// askedRestart reports whether an exit at t ends a restart asked by a
+// signal: within the stop timeout of the signal, the time a stop gives.
+func (p *instance) askedRestart(t time.Time) bool {
+	return !p.restartAsked.IsZero() && t.Sub(p.restartAsked) <= p.def.Stop.Timeout
 }

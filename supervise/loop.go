@@ -162,7 +162,7 @@ func (r *runner) handle(c command) error {
 		}
 		err := send(r.proc.pid, c.sig)
 		if c.restart && err == nil {
-			r.proc.restartAsked = true
+			r.proc.restartAsked = time.Now()
 		}
 		return err
 	case opUpdate:

@@ -478,6 +478,34 @@ func TestSignalRestartIsNoFailure(t *testing.T) {
 	}
 }
 
+// TestIgnoredRestartSignal: a restart signal the process ignores does not
+// excuse a crash long after it (past the stop timeout): that exit backs
+// off as any failure. It used to restart at once, uncounted.
+func TestIgnoredRestartSignal(t *testing.T) {
+	f := newFixture(t)
+	d := def("gw", "ignore-term", "3")
+	d.Ready.NotifyFD = 3 // up once TERM is ignored
+	d.Backoff.Initial, d.Backoff.Max = time.Hour, time.Hour
+	d.Stop.Timeout = 50 * time.Millisecond
+	s := f.add(d, true)
+	up := waitState(t, s, StateUp)
+	asked := time.Now()
+	if err := s.SignalRestart(syscall.SIGTERM, true); err != nil {
+		t.Fatal(err)
+	}
+	// The window is time itself: the crash must come after it.
+	time.Sleep(time.Until(asked.Add(d.Stop.Timeout + 50*time.Millisecond)))
+	if err := s.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := s.WaitFor(ctx, func(n Status) bool { return n.PID != up.PID })
+	if err != nil || st.State != StateBackoff || !strings.HasSuffix(st.Reason, "restarting in 1h0m0s") {
+		t.Errorf("a crash after an ignored restart signal: %+v, %v; want the hour of backoff", st, err)
+	}
+}
+
 // FailingSince marks the start of a crash loop and keeps it across the
 // flips between backoff and starting; a start request clears it.
 func TestFailingSince(t *testing.T) {

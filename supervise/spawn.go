@@ -25,9 +25,11 @@ type instance struct {
 	def     *config.Service // expanded for this run
 	acct    *account.Account
 	log     *svclog.Log // its stdout and stderr
-	// restartAsked: a signal meant as a restart reached it (SignalRestart):
-	// its exit is a requested restart, not a failure.
-	restartAsked bool
+	// restartAsked: when a signal meant as a restart reached it
+	// (SignalRestart); an exit within its stop timeout of that is a
+	// requested restart, not a failure. A later one (the signal was
+	// ignored, the process crashed long after) is judged as any exit.
+	restartAsked time.Time
 }
 
 // spawn starts a new instance from the current definition, expanded against
