@@ -204,23 +204,9 @@ func listen(a []string) int {
 	}
 }
 
-// signals: prints "ready", then one line "got SIGNAME" per signal received;
-// exits 0 on SIGTERM after printing it.
-func signals([]string) int {
-	ch := make(chan os.Signal, 8)
-	signal.Notify(ch)
-	fmt.Println("ready")
-	for s := range ch {
-		if s == syscall.SIGURG || s == syscall.SIGCHLD {
-			continue
-		}
-		fmt.Printf("got %s\n", unix.SignalName(s.(syscall.Signal)))
-		if s == syscall.SIGTERM {
-			return 0
-		}
-	}
-	return 0
-}
+// signals: signals-all SIGTERM: prints "ready", then one line "got
+// SIGNAME" per signal received; exits 0 on SIGTERM after printing it.
+func signals([]string) int { return signalsAll([]string{"SIGTERM"}) }
 
 // signals-all SIG...: prints "ready", then one line "got SIGNAME" per
 // signal received; exits 0 once every SIG named (SIGTERM, SIGUSR1...) has
