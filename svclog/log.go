@@ -156,10 +156,10 @@ func (l *Log) EndLine() {
 	l.mu.Lock()
 	l.enders = append(l.enders, c)
 	l.mu.Unlock()
+	l.r.SetReadDeadline(time.Unix(1, 0)) // first: a rush ends at the reader's next read
 	for _, o := range l.outs {
 		o.q.rush() // a reader waiting on a full output must not hold the flush back
 	}
-	l.r.SetReadDeadline(time.Unix(1, 0))
 	t := time.NewTimer(endLineWait)
 	defer t.Stop()
 	select {

@@ -251,3 +251,28 @@ func TestEndLineWhileOutputFull(t *testing.T) {
 		t.Fatalf("%d lines ending %q, %d lost; want %d ending tail, next and none lost", n, got[max(0, n-2):], l.Lost(), lines+2)
 	}
 }
+
+// TestRushesStayBounded: a console stuck for good and a service whose
+// instances keep ending: every EndLine's rush lets lines past the bound,
+// and they must not add up (27 MB after 200 ends, in review, before
+// rushBytes).
+func TestRushesStayBounded(t *testing.T) {
+	defer func(d time.Duration) { stallWait = d }(stallWait)
+	stallWait = 50 * time.Millisecond
+	g := gatedWriter{gate: make(chan struct{})}
+	l := newLog(t, Options{Name: "x", Console: g})
+	console := l.outs[0]
+	chunk := strings.Repeat(strings.Repeat("b", 99)+"\n", 250) // 25 KB: within the pipe
+	for range 200 {
+		fmt.Fprint(l.Writer(), chunk)
+		l.EndLine()
+	}
+	console.q.mu.Lock()
+	size := console.q.size
+	console.q.mu.Unlock()
+	close(g.gate)
+	closeLog(t, l)
+	if size > rushBytes {
+		t.Fatalf("the stuck console holds %d bytes after 200 ends, want at most %d", size, rushBytes)
+	}
+}

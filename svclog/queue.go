@@ -15,6 +15,10 @@ const lineOverhead = 64
 // cost is what l counts against queueBytes.
 func cost(l line) int { return len(l.text) + lineOverhead }
 
+// rushBytes bounds the queue during a rush: room for what the pipe and the
+// reader's buffer hold at an instance's end, past a full queue.
+const rushBytes = 2 * queueBytes
+
 // chunkBytes bounds what the writer writes between two reports of room
 // made (release): an output's progress is seen at that grain.
 const chunkBytes = 16 << 10
@@ -33,8 +37,9 @@ var stallWait = time.Second
 // holds the service back. Only a stalled writer (no room made for
 // stallWait) makes push refuse lines; they are counted, and the count rides
 // on the next line accepted. A rush (an instance's end, see Log.EndLine)
-// lets lines past the bound instead of waiting: what the pipe holds then is
-// bounded by the pipe and the reader's buffers.
+// lets lines past the bound instead of waiting, up to rushBytes: rushes
+// come with every exit, and an output stuck for good must not make them
+// add up.
 //
 // A writer goroutine runs only while there is something to write: push and
 // close say when one must be started, take says when it must end. So an idle
@@ -61,7 +66,7 @@ func (q *queue) push(l line) (ok, start bool) {
 	if q.size+c > queueBytes && !q.stalled && q.rushes <= 0 {
 		q.waitRoom(c)
 	}
-	if q.size+c > queueBytes && q.rushes <= 0 {
+	if q.size+c > queueBytes && q.rushes <= 0 || q.size+c > rushBytes {
 		q.dropped++
 		return false, false
 	}
