@@ -356,7 +356,7 @@ browser_path() {
 	envdir=${HINIT_RUNTIME_DIR:-/run/hinit}/env
 	tmp=$envdir/.AGENT_BROWSER_EXECUTABLE_PATH
 	if printf %s "$bin" >"$tmp" && chmod 640 "$tmp" && { ! is_root || chgrp "$HGID" "$tmp"; } &&
-		mv -f "$envdir/.AGENT_BROWSER_EXECUTABLE_PATH" "$envdir/AGENT_BROWSER_EXECUTABLE_PATH"; then
+		mv -f "$tmp" "$envdir/AGENT_BROWSER_EXECUTABLE_PATH"; then
 		say "agent-browser's Chromium: $bin"
 	else
 		rm -f "$tmp"
