@@ -56,6 +56,8 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	}
 	w.sayOver()
 	w.overSaid = false
+	w.scanEnd, w.rescanAt = time.Now(), time.Time{}
+	w.scanCost = w.scanEnd.Sub(w.lastScan)
 	return true
 }
 

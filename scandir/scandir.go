@@ -61,6 +61,10 @@ const MaxYAMLSize = 64 << 10
 // case an event was ever missed. It is the only timer of an idle Watcher.
 const DefaultSafetyRescan = 5 * time.Minute
 
+// DefaultOverflowGap is the least time New's Watcher leaves between a
+// rescan and an overflow's (Watcher.OverflowGap).
+const DefaultOverflowGap = time.Second
+
 var (
 	// ErrTooLarge is set in Entry.Err when service.yaml exceeds MaxYAMLSize.
 	ErrTooLarge = errors.New("scandir: service.yaml larger than 64 KiB")

@@ -26,6 +26,11 @@ type Watcher struct {
 	// S6 makes a dir with an executable run and no service.yaml an s6
 	// servicedir (compat: s6-overlay, SPEC §8). Set it before Run.
 	S6 bool
+	// OverflowGap is the least time between the end of a rescan and an
+	// overflow's rescan, at least four times the last rescan's length:
+	// the scandir's owner can overflow the queue at will, and each rescan
+	// reads every entry. Set it before Run.
+	OverflowGap time.Duration
 
 	in     *inotify
 	rootWd int32
@@ -52,6 +57,9 @@ type Watcher struct {
 	overLogged int
 	overSaid   bool
 	lastScan   time.Time
+	scanEnd    time.Time     // when the last rescan ended
+	scanCost   time.Duration // how long it took
+	rescanAt   time.Time     // an overflow's rescan, put off until then; zero: none due
 }
 
 // New returns a Watcher of dir that accepts at most max services (SPEC
@@ -62,6 +70,7 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		max:          max,
 		log:          log,
 		SafetyRescan: DefaultSafetyRescan,
+		OverflowGap:  DefaultOverflowGap,
 		dirs:         newWatches(),
 		logs:         newWatches(),
 		warned:       map[string]string{},
@@ -136,7 +145,7 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, os.ErrDeadlineExceeded):
-			if !w.rescan(ctx, out) {
+			if !w.rescan(ctx, out) { // the safety rescan, or an overflow's put off
 				return nil
 			}
 			continue
@@ -147,12 +156,18 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 		if err != nil {
 			return err
 		}
-		if overflow {
-			w.log.Warn("scandir: inotify queue overflowed; rescanning")
-			if !w.rescan(ctx, out) {
-				return nil
+		if overflow && w.rescanAt.IsZero() {
+			gap := max(w.OverflowGap, 4*w.scanCost)
+			if due := w.scanEnd.Add(gap); time.Now().Before(due) {
+				w.log.Warn("scandir: inotify queue overflowed; rescanning soon", "in", time.Until(due).Round(time.Millisecond))
+				w.rescanAt = due // the events meanwhile are still handled
+			} else {
+				w.log.Warn("scandir: inotify queue overflowed; rescanning")
+				if !w.rescan(ctx, out) {
+					return nil
+				}
+				continue
 			}
-			continue
 		}
 		if !w.update(ctx, out, dirty) {
 			return nil
@@ -160,12 +175,16 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 	}
 }
 
-// nextRescan is the deadline of the safety rescan; zero (none) when it is off.
+// nextRescan is the deadline of the next rescan: an overflow's put off, or
+// the safety rescan; zero (none) when neither is due.
 func (w *Watcher) nextRescan() time.Time {
-	if w.SafetyRescan <= 0 {
-		return time.Time{}
+	next := w.rescanAt
+	if w.SafetyRescan > 0 {
+		if safety := w.lastScan.Add(w.SafetyRescan); next.IsZero() || safety.Before(next) {
+			next = safety
+		}
 	}
-	return w.lastScan.Add(w.SafetyRescan)
+	return next
 }
 
 // note turns a batch of raw events into dirty names. It never reads the

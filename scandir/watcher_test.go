@@ -328,22 +328,48 @@ func TestServicesMax(t *testing.T) {
 	}
 }
 
-// TestOverflowRescanConverges forces a real IN_Q_OVERFLOW: the consumer stops
-// receiving, so the Watcher blocks on a send and stops reading, and the test
-// queues far more events than fs.inotify.max_queued_events. Changes made
-// while the queue is full are lost by the kernel; only the rescan finds them.
+// TestOverflowRescanConverges forces a real IN_Q_OVERFLOW (overflowWith);
+// the changes lost with it are found by the rescan.
 func TestOverflowRescanConverges(t *testing.T) {
+	overflowWith(t, func(w *Watcher) { w.OverflowGap = 0 })
+}
+
+// TestOverflowRescansAreSpaced: an overflow right after a rescan is
+// rescanned only OverflowGap after it (the scandir's owner can overflow
+// the queue at will, and each rescan reads every entry); the changes lost
+// with it are found then.
+func TestOverflowRescansAreSpaced(t *testing.T) {
+	const gap = 2 * time.Second
+	h, synced, converged := overflowWith(t, func(w *Watcher) { w.OverflowGap = gap })
+	if h.logs.count("rescanning soon") == 0 {
+		t.Errorf("the overflow right after the first scan was rescanned at once; logs:\n%s", h.logs.String())
+	}
+	// The first scan ended after it sent Synced, and the test got it after.
+	if d := converged.Sub(synced); d < gap/2 {
+		t.Errorf("converged %v after the first scan, want the rescan put off by about %v", d, gap)
+	}
+}
+
+// overflowWith forces a real IN_Q_OVERFLOW on a Watcher set up by setup:
+// the consumer stops receiving, so the Watcher blocks on a send and stops
+// reading, and the test queues far more events than
+// fs.inotify.max_queued_events. Changes made while the queue is full are
+// lost by the kernel; only a rescan finds them. It returns when the Watcher
+// has converged, with the times the first scan's Synced was received and
+// the convergence seen.
+func overflowWith(t *testing.T, setup func(*Watcher)) (h *harness, synced, converged time.Time) {
 	dir := t.TempDir()
 	mkService(t, dir, "flood")
 	mkService(t, dir, "keep")
 	mkService(t, dir, "leave")
-	h := newHarness(t, dir, 1000, nil)
+	h = newHarness(t, dir, 1000, setup)
 	for ev := range h.out { // consume the first scan by hand
 		h.record(ev)
 		if ev.Synced {
 			break
 		}
 	}
+	synced = time.Now()
 	h.install("blocker", yamlA) // the Watcher reads this, then blocks sending it
 	poll(t, "blocker read", func() bool { return queued(t, h.w.in.fd) == 0 })
 	limit := readInt(t, "/proc/sys/fs/inotify/max_queued_events")
@@ -366,9 +392,11 @@ func TestOverflowRescanConverges(t *testing.T) {
 		return h.state["blocker"].Entry != nil && h.state["late"].Entry != nil &&
 			h.state["leave"].Entry == nil && h.state["keep"].Entry != nil && h.state["keep"].Entry.Down
 	})
+	converged = time.Now()
 	if h.logs.count("inotify queue overflowed") == 0 {
 		t.Fatalf("no overflow happened; logs:\n%s", h.logs.String())
 	}
+	return h, synced, converged
 }
 
 func TestScandirRemovedEndsRun(t *testing.T) {
