@@ -164,8 +164,15 @@ func describeExit(ex *Exit) string {
 	return fmt.Sprintf("exit %d", ex.Code)
 }
 
+// restartWindowFloor is the least time after a restart signal in which an
+// exit is the restart asked: a stop timeout may be tiny (an s6 dir's
+// timeout-kill is in ms), and nothing kills a process after a restart
+// signal. A variable for tests only.
+var restartWindowFloor = 10 * time.Second
+
 // askedRestart reports whether an exit at t ends a restart asked by a
-// signal: within the stop timeout of the signal, the time a stop gives.
+// signal: within the stop timeout of the signal (the time a stop gives),
+// and at least restartWindowFloor.
 func (p *instance) askedRestart(t time.Time) bool {
-	return !p.restartAsked.IsZero() && t.Sub(p.restartAsked) <= p.def.Stop.Timeout
+	return !p.restartAsked.IsZero() && t.Sub(p.restartAsked) <= max(p.def.Stop.Timeout, restartWindowFloor)
 }

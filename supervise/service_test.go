@@ -482,6 +482,8 @@ func TestSignalRestartIsNoFailure(t *testing.T) {
 // excuse a crash long after it (past the stop timeout): that exit backs
 // off as any failure. It used to restart at once, uncounted.
 func TestIgnoredRestartSignal(t *testing.T) {
+	defer func(d time.Duration) { restartWindowFloor = d }(restartWindowFloor)
+	restartWindowFloor = 0 // the window is the stop timeout, 50ms
 	f := newFixture(t)
 	d := def("gw", "ignore-term", "3")
 	d.Ready.NotifyFD = 3 // up once TERM is ignored
@@ -489,12 +491,11 @@ func TestIgnoredRestartSignal(t *testing.T) {
 	d.Stop.Timeout = 50 * time.Millisecond
 	s := f.add(d, true)
 	up := waitState(t, s, StateUp)
-	asked := time.Now()
 	if err := s.SignalRestart(syscall.SIGTERM, true); err != nil {
 		t.Fatal(err)
 	}
 	// The window is time itself: the crash must come after it.
-	time.Sleep(time.Until(asked.Add(d.Stop.Timeout + 50*time.Millisecond)))
+	time.Sleep(d.Stop.Timeout + 50*time.Millisecond)
 	if err := s.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -503,6 +504,29 @@ func TestIgnoredRestartSignal(t *testing.T) {
 	st, err := s.WaitFor(ctx, func(n Status) bool { return n.PID != up.PID })
 	if err != nil || st.State != StateBackoff || !strings.HasSuffix(st.Reason, "restarting in 1h0m0s") {
 		t.Errorf("a crash after an ignored restart signal: %+v, %v; want the hour of backoff", st, err)
+	}
+}
+
+// TestSlowRestartIsExcused: a restart signal is not killed after the stop
+// timeout, so a tiny one (an s6 dir's timeout-kill of 1 ms) must not make a
+// process that exits a little later (a shell trap's 0.2 s) a crash.
+func TestSlowRestartIsExcused(t *testing.T) {
+	f := newFixture(t)
+	d := def("gw", "sleep", "inf")
+	d.Command = []string{"/bin/sh", "-c", "trap 'sleep 0.2; exit 1' TERM; echo >&3; while :; do sleep 1000 & wait $!; done"}
+	d.Ready.NotifyFD = 3 // up once the trap is set
+	d.Backoff.Initial, d.Backoff.Max = time.Hour, time.Hour
+	d.Stop.Timeout = time.Millisecond
+	s := f.add(d, true)
+	up := waitState(t, s, StateUp)
+	if err := s.SignalRestart(syscall.SIGTERM, true); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := s.WaitFor(ctx, func(n Status) bool { return n.PID != up.PID && n.PID != 0 || n.State == StateBackoff })
+	if err != nil || st.State == StateBackoff || st.Restarts != 1 {
+		t.Errorf("after a restart signal and a 0.2 s trap: %+v, %v; want started again at once", st, err)
 	}
 }
 
