@@ -176,6 +176,11 @@ linked() {
 # no_link PATH: the opposite of linked.
 no_link() { ! linked "$1"; }
 
+# top_file PATH: PATH, at the top of the volume, is a regular file, and
+# neither it nor the volume is a symlink (quietly: fix_ownership has said
+# why it skipped one).
+top_file() { [ -f "$1" ] && [ ! -L "$1" ] && [ ! -L "$HERMES_HOME" ]; }
+
 # shared PATH: succeeds, saying "refusing" once per path, when PATH is a
 # file with other hard links: a chown, chmod or write of it would change
 # the file of whoever else it is linked from (a host's file, or with
@@ -276,8 +281,7 @@ fix_ownership() {
 secret_modes() {
 	for f in config.yaml:640 .env:600; do
 		p=$HERMES_HOME/${f%:*}
-		# quietly: fix_ownership has said why it skipped a symlink
-		[ -f "$p" ] && [ ! -L "$p" ] && [ ! -L "$HERMES_HOME" ] || continue
+		top_file "$p" || continue
 		shared "$p" && continue
 		[ "$(stat -c %a "$p")" = "${f#*:}" ] && continue
 		chmod "${f#*:}" "$p" 2>/dev/null || say "warning: cannot chmod ${f#*:} $p"
@@ -299,7 +303,7 @@ real_home() {
 # api_key: the gateway's API server needs a key; one is generated once.
 api_key() {
 	env_file=$HERMES_HOME/.env
-	[ -f "$env_file" ] && [ ! -L "$env_file" ] && [ ! -L "$HERMES_HOME" ] || return 0
+	top_file "$env_file" || return 0
 	shared "$env_file" && return 0
 	# an empty API_SERVER_KEY= (as .env.example has it) is no key: the
 	# generated one is appended after it, and the last assignment wins
@@ -314,7 +318,7 @@ api_key() {
 # volume would read it and refuse to update.
 stale_stamp() {
 	p=$HERMES_HOME/.install_method
-	[ -f "$p" ] && [ ! -L "$p" ] && [ ! -L "$HERMES_HOME" ] || return 0
+	top_file "$p" || return 0
 	# (its first bytes only: the hermes user may have made it huge)
 	[ "$(head -c 64 "$p" 2>/dev/null | tr -d '[:space:]')" = docker ] || return 0
 	if rm -f "$p" 2>/dev/null; then
