@@ -67,6 +67,7 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 	events := make(chan scandir.Event, 64)
 	w := scandir.New(m.scandir, m.cfg.ServicesMax, m.log)
 	w.S6 = m.cfg.S6() // compat: s6-overlay reads s6 servicedirs too
+	m.watcher.Store(w)
 	go func() {
 		if err := w.Run(ctx, events); err != nil {
 			m.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))

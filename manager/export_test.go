@@ -14,8 +14,8 @@ func ApplyEvent(m *Manager, ev scandir.Event) { m.dyn.apply(ev) }
 // FailRemovals makes every removal of a scandir dir fail with err until
 // the returned function is called.
 func FailRemovals(err error) (restore func()) {
-	removeAll = func(string) error { return err }
-	return func() { removeAll = os.RemoveAll }
+	removeAll = func(*os.Root, string) error { return err }
+	return func() { removeAll = (*os.Root).RemoveAll }
 }
 
 // HoldRemovals makes every removal of a scandir dir wait for release,
@@ -25,15 +25,15 @@ func FailRemovals(err error) (restore func()) {
 // restore once no removal is under way.
 func HoldRemovals(after bool) (release, restore func()) {
 	gate := make(chan struct{})
-	removeAll = func(dir string) error {
+	removeAll = func(r *os.Root, name string) error {
 		if after {
 			defer func() { <-gate }()
 		} else {
 			<-gate
 		}
-		return os.RemoveAll(dir)
+		return r.RemoveAll(name)
 	}
-	return func() { close(gate) }, func() { removeAll = os.RemoveAll }
+	return func() { close(gate) }, func() { removeAll = (*os.Root).RemoveAll }
 }
 
 // Leaving reports whether name's unregister is not over.

@@ -22,6 +22,7 @@ import (
 	"hinit/asuser"
 	"hinit/config"
 	"hinit/control"
+	"hinit/scandir"
 	"hinit/supervise"
 )
 
@@ -60,8 +61,11 @@ type Manager struct {
 	checkGrace      time.Duration
 	shutdownTimeout time.Duration // see Options.ShutdownTimeout
 
-	group    *supervise.Group
-	dyn      *dynamic
+	group *supervise.Group
+	dyn   *dynamic
+	// watcher is the scandir's, once WatchScandir has begun; removals
+	// of scandir dirs go through it (removeSlot).
+	watcher  atomic.Pointer[scandir.Watcher]
 	gw       gateways
 	mux      *control.Mux
 	stopping atomic.Bool // the container's shutdown has begun

@@ -65,7 +65,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		// it once a slot frees or the template renders. A failed register
 		// leaves nothing behind.
 		if fi, err := os.Lstat(dir); err == nil && published != nil && os.SameFile(fi, published) {
-			if err := m.removeSlot(dir, false); err != nil {
+			if err := m.removeSlot(name, false); err != nil {
 				m.log.Error("register: refused dir not removed", "svc", name, "err", err)
 			}
 		}
@@ -174,7 +174,7 @@ func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *cont
 			return m.awaitLeft(ctx, name, done, req)
 		}
 		if m.dyn.why(name) != "" {
-			if err := m.removeSlot(filepath.Join(m.scandir, name), c.Root); err != nil {
+			if err := m.removeSlot(name, c.Root); err != nil {
 				return control.Errorf(control.CodeFailed, "unregister %s: %v", name, err)
 			}
 			return control.OK()
@@ -216,8 +216,7 @@ var leftWaitBegins = func(string) {}
 // process is gone.
 func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Response {
 	<-s.Done()
-	dir := filepath.Join(m.scandir, s.Name())
-	err := m.removeSlot(dir, root)
+	err := m.removeSlot(s.Name(), root)
 	m.dyn.left(s.Name(), err)
 	if err != nil {
 		m.log.Error("unregister: service dir not removed", "svc", s.Name(), "err", err)
@@ -226,22 +225,36 @@ func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Respo
 	return control.OK()
 }
 
-// removeAll is os.RemoveAll; a test makes it fail.
-var removeAll = os.RemoveAll
+// removeAll is (*os.Root).RemoveAll; a test makes it fail.
+var removeAll = (*os.Root).RemoveAll
 
-// removeSlot removes a scandir dir with the rights of whoever may: root's
-// for a dir root owns when root asked, the image user's otherwise (a
-// scandir write never yields root). os.RemoveAll never follows a symlink:
-// a link in place of the dir is removed, not what it points to.
-func (m *Manager) removeSlot(dir string, root bool) error {
-	fi, err := os.Lstat(dir)
+// removeSlot removes the scandir dir name with the rights of whoever may:
+// root's for a dir root owns when root asked, the image user's otherwise
+// (a scandir write never yields root). Everything is done relative to the
+// scandir hinit watches (scandir.Watcher.OpenRoot), never through its
+// path: the image user may have put a symlink to any tree there, and
+// root would remove that tree's root-owned NAME. os.Root's RemoveAll
+// never follows a symlink: a link in place of the dir is removed, not
+// what it points to.
+func (m *Manager) removeSlot(name string, root bool) error {
+	dir := filepath.Join(m.scandir, name)
+	w := m.watcher.Load()
+	if w == nil {
+		return fmt.Errorf("remove %s: the scandir is not watched", dir)
+	}
+	r, err := w.OpenRoot()
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	defer r.Close()
+	fi, err := r.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
-	remove := func() error { return removeAll(dir) }
+	remove := func() error { return removeAll(r, name) }
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 && root {
 		err = remove()
 	} else {

@@ -8,13 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Watcher reports the dynamic services of one scandir. Its state belongs to
-// the goroutine running Run; nothing else touches it, so it has no lock.
+// the goroutine running Run; nothing else touches it, so it has no lock,
+// but for watched, which OpenRoot reads from any goroutine.
 type Watcher struct {
 	dir string
 	max int
@@ -39,6 +42,9 @@ type Watcher struct {
 	// someone may have replaced since (its owner can rename it, even in
 	// /run).
 	dev, ino uint64
+	// watched is dir, dev and ino once Run has begun to watch, for
+	// OpenRoot; nil before.
+	watched atomic.Pointer[watchedDir]
 	// links are the symlinks the scandir's path led through when Run
 	// resolved it: whoever could replace one chose the dir watched, and
 	// is judged with every entry (readEntry).
@@ -128,7 +134,43 @@ func (w *Watcher) watchScandir(in *inotify) error {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
 	w.dev, w.ino = st.Dev, st.Ino
+	w.watched.Store(&watchedDir{dir: w.dir, dev: st.Dev, ino: st.Ino})
 	return nil
+}
+
+// watchedDir is the scandir Run watches: its resolved path and identity.
+type watchedDir struct {
+	dir      string
+	dev, ino uint64
+}
+
+// OpenRoot opens the scandir Run watches, for another goroutine to change
+// an entry of it (hsvc unregister removes a dir): by path, then checked to
+// be the very dir watched, so that nothing is done through a path the
+// scandir's owner replaced since (it may rename the scandir, even in
+// /run, and put a symlink to any tree in its place). The os.Root never
+// leaves that dir. It fails before Run has begun to watch, and with
+// ErrScandirGone once the dir at the path is another.
+func (w *Watcher) OpenRoot() (*os.Root, error) {
+	at := w.watched.Load()
+	if at == nil {
+		return nil, errors.New("scandir: not watched yet")
+	}
+	r, err := os.OpenRoot(at.dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
+	}
+	fi, err := r.Stat(".")
+	if err != nil || !sameDir(fi.Sys(), at) {
+		r.Close()
+		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
+	}
+	return r, nil
+}
+
+func sameDir(sys any, at *watchedDir) bool {
+	st, ok := sys.(*syscall.Stat_t)
+	return ok && st.Dev == at.dev && st.Ino == at.ino
 }
 
 // loop handles one batch of inotify events at a time.
