@@ -56,7 +56,9 @@ var errUnregistered = errors.New("unregistered meanwhile")
 // s from the group (which it does in its apply): a start racing an
 // unregister neither records "running" for a gateway gone nor applies to
 // it. The request is applied even when it could not be recorded:
-// unrecorded says why, for the caller to tell.
+// unrecorded says why, for the caller to tell. A request that could not
+// be applied (a stop without CAP_KILL) records again what s still wants,
+// so that the next boot does not do what never happened.
 func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
 	m.desiredMu.Lock()
 	defer m.desiredMu.Unlock()
@@ -64,7 +66,16 @@ func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, app
 		return nil, errUnregistered
 	}
 	unrecorded = m.recordDesired(s, verb, once)
-	return unrecorded, apply()
+	if err = apply(); err != nil && unrecorded == nil {
+		still := control.VerbStop
+		if s.Status().Want == supervise.WantUp {
+			still = control.VerbStart
+		}
+		if still != verb {
+			unrecorded = m.recordDesired(s, still, once)
+		}
+	}
+	return unrecorded, err
 }
 
 // recordDesired writes what a user asked of a gateway into its profile's

@@ -273,3 +273,26 @@ func TestRegisterUpIsRemembered(t *testing.T) {
 	p = boot()
 	testprog.WaitFor(t, 10*time.Second, "gateway-coder up after the restart", func() bool { st, _ := p.statusOf("gateway-coder"); return st == "up" })
 }
+
+// A stop hinit cannot apply (a container without CAP_KILL: hinit answers
+// exit 1 and the gateway runs on) records nothing: desired_state stays
+// running, or the next container start would keep down a gateway that
+// was running when the container stopped.
+func TestFailedStopKeepsDesired(t *testing.T) {
+	testprog.ExposeBinary(t)
+	home := writeHome(t)
+	cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}, dropCaps: "-kill"})
+	p.waitOutput("main started", true)
+	p.waitOutput("[gateway-coder] gateway up", false)
+	code, _, errOut := p.hsvc(member, "stop", "gateway-coder")
+	if code != 1 || !strings.Contains(errOut, "CAP_KILL") {
+		t.Errorf("hsvc stop without CAP_KILL: exit %d %q, want 1 and why", code, errOut)
+	}
+	if state, _ := p.statusOf("gateway-coder"); state != "up" {
+		t.Errorf("after the failed stop gateway-coder is %q, want up", state)
+	}
+	if d := readJSON(t, filepath.Join(home, "profiles/coder/gateway_state.json"))["desired_state"]; d != "running" {
+		t.Errorf("the failed stop left desired_state %v; the gateway still runs", d)
+	}
+}
