@@ -1,6 +1,7 @@
 package gwstate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,8 +71,10 @@ func validState(s string) bool {
 }
 
 // readFile reads a state file without following a symlink anywhere in its
-// path and without blocking on a FIFO. It returns the content and the file's
-// permission bits; errors wrap ErrMissing, ErrSymlink or ErrCorrupt.
+// path and without blocking on a FIFO. It returns the content, without the
+// UTF-8 byte order mark a Windows editor puts first (hermes reads every
+// state file as utf-8-sig), and the file's permission bits; errors wrap
+// ErrMissing, ErrSymlink or ErrCorrupt.
 func readFile(path string) ([]byte, os.FileMode, error) {
 	f, err := asuser.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	switch {
@@ -97,5 +100,5 @@ func readFile(path string) ([]byte, os.FileMode, error) {
 	if len(data) > maxSize {
 		return nil, 0, fmt.Errorf("read %s: %w: larger than %d bytes", path, ErrCorrupt, maxSize)
 	}
-	return data, st.Mode().Perm(), nil
+	return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), st.Mode().Perm(), nil
 }

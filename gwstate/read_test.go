@@ -26,6 +26,8 @@ func TestReadDesired(t *testing.T) {
 		{"empty desired falls back", `{"desired_state":"","gateway_state":"running"}`, "running", nil},
 		{"hermes record", `{"pid":42,"kind":"hermes-gateway","argv":["hermes"],"gateway_state":"running","platforms":{},"updated_at":"2026-05-21T06:18:05+00:00"}`, "running", nil},
 		{"pretty printed", "{\n  \"gateway_state\": \"stopped\"\n}\n", "stopped", nil},
+		{"byte order mark (hermes reads utf-8-sig)", "\xef\xbb\xbf{\"gateway_state\":\"stopped\",\"desired_state\":\"running\"}\r\n", "running", nil},
+		{"two byte order marks", "\xef\xbb\xbf\xef\xbb\xbf{\"gateway_state\":\"running\"}", "", ErrCorrupt},
 		{"neither field", `{"pid":1}`, "", ErrNoState},
 		{"empty object", `{}`, "", ErrNoState},
 		{"empty file", ``, "", ErrCorrupt},

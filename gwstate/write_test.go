@@ -43,6 +43,8 @@ func TestSetDesired(t *testing.T) {
 		{"escaped key kept", `{"k\u0065y":1}`, "running", `{"k\u0065y":1,"desired_state":"running","updated_at":` + ts + `}`},
 		{"nested compacted", "{\n  \"platforms\": {\n    \"tg\": {\"state\": \"connected\", \"n\": [1, 2]}\n  }\n}\n", "stopped",
 			`{"platforms":{"tg":{"state":"connected","n":[1,2]}},"desired_state":"stopped","updated_at":` + ts + `}`},
+		{"byte order mark dropped, as hermes writes", "\xef\xbb\xbf{\"gateway_state\":\"stopped\"}\r\n", "running",
+			`{"gateway_state":"stopped","desired_state":"running","updated_at":` + ts + `}`},
 		{"duplicate key: first place, last value", `{"a":1,"b":2,"a":3}`, "running",
 			`{"a":3,"b":2,"desired_state":"running","updated_at":` + ts + `}`},
 	}
