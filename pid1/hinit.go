@@ -69,7 +69,8 @@ type hinit struct {
 	tty     bool
 
 	sigs        chan os.Signal
-	stopRequest chan int // an essential service failed, or hsvc shutdown: the exit status
+	alarm       chan os.Signal // the bare mode's shutdown deadline (alarmAt)
+	stopRequest chan int       // an essential service failed, or hsvc shutdown: the exit status
 	main        *mainProc
 	mainStatus  *reaper.Status // set once main has exited
 	mainGone    chan struct{}  // closed once main has exited (or never started)
@@ -186,6 +187,9 @@ func (h *hinit) setupSignals() {
 		sigs = append(sigs, p)
 	}
 	signal.Notify(h.sigs, sigs...)
+	if h.set.bare {
+		h.alarm = catchAlarm()
+	}
 	h.reaper = reaper.New(h.log)
 	h.reaper.IgnoreTTYSignals()
 	if h.opts.warnReap {
@@ -263,7 +267,7 @@ func (h *hinit) loop() int {
 				return
 			}
 			var err error
-			if overdue, err = alarmAt(deadline); err == nil {
+			if overdue, err = alarmAt(h.alarm, deadline); err == nil {
 				return
 			}
 			h.log.Warn(fmt.Sprintf("no kernel alarm for the shutdown deadline (%v): shutting down now", err))

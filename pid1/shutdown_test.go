@@ -87,15 +87,20 @@ func TestShutdown(t *testing.T) {
 // HINIT_SHUTDOWN_TIMEOUT caps every wait: a main and an orphan that both
 // ignore TERM are killed when it expires. In the bare mode too, where
 // hinit waits for main with a kernel alarm instead of a Go timer, and
-// someone else's SIGALRM before the deadline does not bring it forward.
+// someone else's SIGALRM before the deadline does not bring it forward,
+// nor one sent before the shutdown began (alrmFirst: caught since the
+// start, it waits in the alarm's channel).
 func TestShutdownTimeoutKillsEverything(t *testing.T) {
 	script := fmt.Sprintf("env %s %s & trap '' TERM; echo up; while :; do sleep 1; done", testprog.Env(), strings.Join(argv(prog("ignore-term")), " "))
-	for _, tt := range []struct{ bare, alrm bool }{{false, false}, {true, false}, {true, true}} {
-		t.Run(fmt.Sprintf("bare=%v,alrm=%v", tt.bare, tt.alrm), func(t *testing.T) {
+	for _, tt := range []struct{ bare, alrm, alrmFirst bool }{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}} {
+		t.Run(fmt.Sprintf("bare=%v,alrm=%v,alrmFirst=%v", tt.bare, tt.alrm, tt.alrmFirst), func(t *testing.T) {
 			env := []string{"HINIT_SHUTDOWN_TIMEOUT=400ms"}
 			p := startInit(t, initOpts{bare: tt.bare, flags: []string{"-v"}, args: []string{"/bin/sh", "-c", script}, env: env})
 			p.waitOutput("up", false)
 			p.waitOutput("ready", false)
+			if tt.alrmFirst {
+				p.signal(syscall.SIGALRM)
+			}
 			start := time.Now()
 			p.signal(syscall.SIGTERM)
 			if tt.alrm {
