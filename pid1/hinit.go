@@ -124,6 +124,11 @@ func boot(args []string, opts *options) int {
 		if err := s6compat.Enter(s6compat.DefaultRoot, h.envDir); err != nil {
 			h.log.Error(err.Error())
 		}
+	} else if set.cfg.S6() {
+		// hermes' probe reads /proc/1/comm, another init's here: it takes
+		// its path for a host without s6, as the s6 image's dispatcher
+		// does when it is not PID 1.
+		h.log.Warn(fmt.Sprintf("compat: s6-overlay needs hinit as PID 1 (it is pid %d here): hermes will not see s6, and its gateway commands will not reach hinit's gateways; run the image without --init", os.Getpid()))
 	}
 	if code := h.runHooks(); code >= 0 {
 		return code

@@ -120,3 +120,16 @@ func TestMainOwnEnvWins(t *testing.T) {
 		t.Errorf("main printed %q, want %q", got, want)
 	}
 }
+
+// compat: s6-overlay needs hinit as PID 1 (hermes' probe reads
+// /proc/1/comm): under another init it says so, once, and runs on.
+func TestCompatNotPID1Warns(t *testing.T) {
+	p, code := runInit(t, initOpts{config: "compat: s6-overlay\nuser: root\nmain: {user: root}\n", notPID1: true, args: []string{"/bin/sh", "-c", "exit 3"}})
+	if code != 3 {
+		t.Errorf("exit %d, want main's 3", code)
+	}
+	want := "compat: s6-overlay needs hinit as PID 1 (it is pid "
+	if n := strings.Count(p.stderr.String(), want); n != 1 {
+		t.Errorf("the warning %q appears %d times, want once:\n%s", want, n, p.stderr)
+	}
+}
