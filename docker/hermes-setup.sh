@@ -383,20 +383,34 @@ as_hermes() {
 	fi
 }
 
-# py_step SCRIPT WHAT [ARG...]: runs the real image's $INSTALL_DIR/SCRIPT
-# with its venv's python as hermes, when both are there; a failure is a
+# py_run FILE WHAT ARG...: runs the real image's venv python with ARG...
+# as hermes, when it and FILE (what it runs) are there; a failure is a
 # warning, as in the s6 image.
-py_step() {
-	py=$INSTALL_DIR/.venv/bin/python script=$INSTALL_DIR/$1 what=$2
+py_run() {
+	py=$INSTALL_DIR/.venv/bin/python file=$1 what=$2
 	shift 2
-	[ -x "$py" ] && [ -f "$script" ] || return 0
-	as_hermes "$py" "$script" "$@" || say "warning: $what failed"
+	[ -x "$py" ] && [ -f "$file" ] || return 0
+	as_hermes "$py" "$@" || say "warning: $what failed"
+}
+
+# py_step SCRIPT WHAT [ARG...]: runs $INSTALL_DIR/SCRIPT (py_run).
+py_step() {
+	script=$INSTALL_DIR/$1 what=$2
+	shift 2
+	py_run "$script" "$what" "$script" "$@"
+}
+
+# py_module MODULE WHAT: runs hermes' MODULE with -m (py_run).
+py_module() {
+	py_run "$INSTALL_DIR/$(printf %s "$1" | tr . /).py" "$2" -m "$1"
 }
 
 # python_steps: the steps of stage2 after seeding, in its order: config
 # migration, auth.json from the environment, the Nous session re-seed
 # (HERMES_AUTH_JSON_REBOOTSTRAP, which the script reads from the
-# environment), skills sync.
+# environment), skills sync; then the s6 image's next cont-init script
+# that is not the reconcile (hinit's own): each profile's git credentials
+# from the GITHUB_TOKEN of its .env (03-provision-git-credentials).
 python_steps() {
 	[ "${HERMES_SKIP_CONFIG_MIGRATION:-}" = 1 ] || py_step scripts/docker_config_migrate.py "config migration"
 	auth_bootstrap
@@ -405,6 +419,21 @@ python_steps() {
 		py_step scripts/docker_rebootstrap_nous_session.py "the Nous session re-seed" "$p"
 	fi
 	py_step tools/skills_sync.py "skills sync"
+	py_module hermes_cli.git_credentials_boot "git credentials"
+}
+
+# legacy_s6: a derived image's s6-overlay service or cont-init script (as
+# hermes' own skill for its s6 image adds them) is run by nobody under
+# hinit: each one the base image did not ship gets a warning that says
+# where it goes instead.
+legacy_s6() {
+	for p in /etc/s6-overlay/s6-rc.d/user/contents.d/* /etc/cont-init.d/* /etc/services.d/* /etc/cont-finish.d/*; do
+		[ -e "$p" ] || [ -L "$p" ] || continue
+		case ${p##*/} in
+		main-hermes | dashboard | 01-hermes-setup | 015-supervise-perms | 02-reconcile-profiles | 03-provision-git-credentials) continue ;;
+		esac
+		say "warning: $p is for s6-overlay, which hinit replaces: nothing runs it; make it a boot: hook or a service in /etc/hinit/hinit.d/ (docs/migration-from-s6.md)"
+	done
 }
 
 remap_ids
@@ -428,3 +457,4 @@ api_key
 secret_modes
 python_steps
 browser_path
+legacy_s6

@@ -164,7 +164,9 @@ func TestBootHookStage2Steps(t *testing.T) {
 		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
 		printf '#!/bin/sh\necho "$(id -u) ${1##*/} $2 $HERMES_AUTH_JSON_REBOOTSTRAP" >>/tmp/py.log\n' >/opt/hermes/.venv/bin/python
 		chmod 755 /opt/hermes/.venv/bin/python
-		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/scripts/docker_rebootstrap_nous_session.py /opt/hermes/tools/skills_sync.py
+		mkdir -p /opt/hermes/hermes_cli /etc/cont-init.d /etc/s6-overlay/s6-rc.d/user/contents.d
+		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/scripts/docker_rebootstrap_nous_session.py /opt/hermes/tools/skills_sync.py /opt/hermes/hermes_cli/git_credentials_boot.py
+		touch /etc/cont-init.d/01-hermes-setup /etc/cont-init.d/50-derived /etc/s6-overlay/s6-rc.d/user/contents.d/dashboard /etc/s6-overlay/s6-rc.d/user/contents.d/derived
 		cd /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
 		touch libGLESv2.so chrome-headless-shell && chmod 755 libGLESv2.so chrome-headless-shell
 		[ -e /opt/data/SOUL.md ] || { echo soul >/opt/data/SOUL.md; chmod 444 /opt/data/SOUL.md; }
@@ -174,8 +176,17 @@ func TestBootHookStage2Steps(t *testing.T) {
 	if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' /opt/data/auth.json; cat /opt/data/auth.json")); got != "10000:10000 600\n{\"seed\": 1}" {
 		t.Errorf("auth.json after the first boot: %q, want hermes', 600, the seed", got)
 	}
-	if got, want := c.readFile("/tmp/py.log"), "10000 docker_config_migrate.py  fresh\n10000 docker_rebootstrap_nous_session.py /opt/data/auth.json fresh\n10000 skills_sync.py  fresh\n"; got != want {
+	if got, want := c.readFile("/tmp/py.log"), "10000 docker_config_migrate.py  fresh\n10000 docker_rebootstrap_nous_session.py /opt/data/auth.json fresh\n10000 skills_sync.py  fresh\n10000 -m hermes_cli.git_credentials_boot fresh\n"; got != want {
 		t.Errorf("python steps:\n%s\nwant:\n%s", got, want)
+	}
+	var warned []string // a derived image's s6 parts, not hermes' own
+	for _, l := range strings.Split(c.logs(), "\n") {
+		if p, ok := strings.CutPrefix(l, "[hermes-setup] warning: "); ok && strings.Contains(p, " is for s6-overlay, which hinit replaces") {
+			warned = append(warned, strings.Fields(p)[0])
+		}
+	}
+	if got, want := strings.Join(warned, " "), "/etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/cont-init.d/50-derived"; got != want {
+		t.Errorf("s6-overlay parts warned about: %q, want %q", got, want)
 	}
 	if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' /opt/data/SOUL.md /opt/data/lazy-packages")); got != "10000:10000 644\n10000:10000 755" {
 		t.Errorf("SOUL.md and lazy-packages: %q, want hermes' 644 and hermes' 755", got)
