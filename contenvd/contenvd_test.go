@@ -29,6 +29,7 @@ func TestRoundTrip(t *testing.T) {
 	}{
 		{"empty value kept", []string{"EMPTY="}, map[string]string{"EMPTY": ""}},
 		{"newlines inside", []string{"ML=a\nb\n\n"}, map[string]string{"ML": "a\nb\n\n"}},
+		{"a trailing newline kept", []string{"NL=v\n", "ONLY=\n"}, map[string]string{"NL": "v\n", "ONLY": "\n"}},
 		{"unicode", []string{"U=héllo ☃ 日本"}, map[string]string{"U": "héllo ☃ 日本"}},
 		{"equals in value", []string{"K=a=b=c"}, map[string]string{"K": "a=b=c"}},
 		{"dots and dashes kept", []string{"a.b=1", "c-d=2"}, map[string]string{"a.b": "1", "c-d": "2"}},
@@ -221,6 +222,30 @@ func TestReadSkips(t *testing.T) {
 	}
 	if want := []string{"A=1", "HOOK=added"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Environ = %q, want %q", got, want)
+	}
+}
+
+// A hook's file reads as s6-overlay's with-contenv reads it (s6-envdir
+// -Lf, checked against Debian's s6 2.11): one trailing newline dropped
+// (`echo URL >NAME`), other whitespace kept, a NUL read as a newline. An
+// empty file stays an empty value (s6 would unset it).
+func TestReadAsS6Envdir(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{"ECHO": "v\n", "TWO": "v\n\n", "CRLF": "v\r\n", "LINES": "a\nb\n",
+		"SPACES": "x  \n", "NL": "\n", "NUL": "p\x00q", "EMPTY": "", "RAW": "v"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ECHO": "v", "TWO": "v\n", "CRLF": "v\r", "LINES": "a\nb",
+		"SPACES": "x  ", "NL": "", "NUL": "p\nq", "EMPTY": "", "RAW": "v"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Read = %q, want %q", got, want)
 	}
 }
 

@@ -7,8 +7,11 @@
 //	<dir>/            0750 root:<user's group>
 //	<dir>/<NAME>      0640 root:<user's group>, content = value, byte for byte
 //
-// The directory holds API keys, hence the modes. File content is the value
-// exactly: no trailing newline is added or stripped, empty values are kept.
+// The directory holds API keys, hence the modes. A file reads as
+// s6-overlay's with-contenv reads it (s6-envdir -Lf): its content without
+// one trailing newline, a NUL read as a newline; Write adds a newline to a
+// value that ends with one, so every value it wrote reads back exact. Empty
+// values are kept (s6 unsets the variable of an empty file; hinit does not).
 //
 // Variable names: any name that is one safe path component is kept, so names
 // that Kubernetes or docker allow (a.b, a-b) survive. Skipped, with one

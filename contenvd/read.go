@@ -1,6 +1,7 @@
 package contenvd
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -82,11 +83,21 @@ func readVar(p string) (value string, ok bool, err error) {
 		case err != nil:
 			return "", false, fmt.Errorf("read %s: %w", p, err)
 		case n == 0:
-			return string(b), true, nil
+			return envValue(b), true, nil
 		}
 		b = b[:len(b)+n]
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
 	}
+}
+
+// envValue is a variable file's value as s6-overlay's with-contenv reads it
+// (s6-envdir -Lf): the content with one trailing newline dropped, so that
+// `echo URL >NAME` in a boot hook gives URL, and each NUL read as a newline
+// (no environment holds a NUL: exec would refuse every start). Write adds
+// that newline to a value that ends with one.
+func envValue(b []byte) string {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return string(bytes.ReplaceAll(b, []byte{0}, []byte("\n")))
 }

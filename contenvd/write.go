@@ -95,10 +95,14 @@ func writeVar(dir, name, value string, gid int) error {
 	return nil
 }
 
-// fill gives a new variable file its owner and mode, then its value. It
-// works on the raw descriptor: a boot writes dozens of these, and an
-// *os.File costs a dozen more system calls each.
+// fill gives a new variable file its owner and mode, then its value, with
+// one more newline when it ends with one (Read drops one, as s6-envdir
+// does). It works on the raw descriptor: a boot writes dozens of these, and
+// an *os.File costs a dozen more system calls each.
 func fill(fd, gid int, value string) error {
+	if strings.HasSuffix(value, "\n") {
+		value += "\n"
+	}
 	if gid >= 0 {
 		if err := unix.Fchown(fd, os.Geteuid(), gid); err != nil {
 			return err
