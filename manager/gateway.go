@@ -56,14 +56,20 @@ var errUnregistered = errors.New("unregistered meanwhile")
 // s from the group (which it does in its apply): a start racing an
 // unregister neither records "running" for a gateway gone nor applies to
 // it. The request is applied even when it could not be recorded:
-// unrecorded says why, for the caller to tell. A request that could not
-// be applied (a stop without CAP_KILL) records again what s still wants,
-// so that the next boot does not do what never happened.
+// unrecorded says why, for the caller to tell. Once the container's
+// shutdown has begun (Stopping) nothing starts, and a start is refused
+// before it is recorded: the gateway that runs now must come back. A
+// request that could not be applied (a stop without CAP_KILL) records
+// again what s still wants, so that the next boot does not do what never
+// happened.
 func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
 	m.desiredMu.Lock()
 	defer m.desiredMu.Unlock()
 	if m.group.Get(s.Name()) != s {
 		return nil, errUnregistered
+	}
+	if m.stopping.Load() && verb != control.VerbStop {
+		return nil, supervise.ErrShuttingDown
 	}
 	unrecorded = m.recordDesired(s, verb, once)
 	if err = apply(); err != nil && unrecorded == nil {

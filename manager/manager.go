@@ -125,13 +125,20 @@ func (m *Manager) StartStatic(env map[string]string) {
 // now, SIGKILL at its stop timeout or at deadline) and returns once none
 // runs, or ctx ends. From then on no service starts, and check fails.
 func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
-	m.stopping.Store(true)
+	m.Stopping()
 	m.group.Shutdown(ctx, deadline)
 }
 
 // Stopping tells the manager the container's shutdown has begun, before
-// Shutdown is called: hsvc check fails from then on.
-func (m *Manager) Stopping() { m.stopping.Store(true) }
+// Shutdown is called: hsvc check fails from then on, and a start is
+// refused before it records anything (applyDesired, which holds desiredMu
+// too: a start it let through was applied before the shutdown stops the
+// service, and the shutdown records nothing).
+func (m *Manager) Stopping() {
+	m.desiredMu.Lock()
+	defer m.desiredMu.Unlock()
+	m.stopping.Store(true)
+}
 
 // Wait returns once every service's goroutine has ended (after Shutdown
 // and the end of New's ctx), its log flushed and closed.

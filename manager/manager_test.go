@@ -610,3 +610,29 @@ func desiredState(path string) string {
 	json.Unmarshal(b, &rec)
 	return rec.Desired
 }
+
+// A start or restart asked once the container's shutdown has begun is
+// refused before it records anything: the shutdown records nothing, so the
+// gateway that ran comes back at the next boot. (The stop-without-CAP_KILL
+// fix recorded again what the service wanted then, down in a shutdown.)
+func TestStartDuringShutdownRecordsNothing(t *testing.T) {
+	for _, verb := range []string{control.VerbStart, control.VerbRestart} {
+		t.Run(verb, func(t *testing.T) {
+			f, state := coderGateway(t)
+			f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"}, 0, "")
+			if d := desiredState(state); d != "running" {
+				t.Fatalf("after register, desired_state %q", d)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			f.M.Shutdown(ctx, time.Now().Add(5*time.Second)) // docker stop
+			resp := f.Do(control.Request{Verb: verb, Names: []string{"gateway-coder"}})
+			if resp.Code != control.CodeFailed || !strings.Contains(resp.Error, "the container is shutting down") {
+				t.Errorf("%s during the shutdown answered %d %q, want %d and why", verb, resp.Code, resp.Error, control.CodeFailed)
+			}
+			if d := desiredState(state); d != "running" {
+				t.Errorf("a refused %s during the shutdown left desired_state %q, want running", verb, d)
+			}
+		})
+	}
+}
