@@ -258,11 +258,14 @@ services:
   b: {command: [b], ready: {tcp: "localhost"}}
   c: {command: [c], ready: {tcp: "127.0.0.1:9119", delay: 2s}}
   d: {command: [d], ready: {tcp: "127.0.0.1:${PORT}"}}
+  e: {command: [e], ready: {notify_fd: 1024}}
+  f: {command: [f], ready: {notify_fd: 1023}}
 `,
 		want: []string{
 			`hinit.yaml:2: services.a.ready.notify_fd: 1 is too small, expected 3 or more`,
 			`hinit.yaml:3: services.b.ready.tcp: "localhost" is not an address, expected host:port (e.g. 127.0.0.1:9119)`,
 			`hinit.yaml:4: services.c.ready: set only one of notify_fd, tcp, delay`,
+			`hinit.yaml:6: services.e.ready.notify_fd: 1024 is too large, expected at most 1023`,
 		},
 	},
 	{

@@ -60,7 +60,7 @@ func Read(dfd int, path string, judge *trust.Judge) (*Dir, error) {
 	if d.Finish, err = executable(dfd, "finish", path, judge); err != nil {
 		return nil, err
 	}
-	if d.NotificationFD, err = number(dfd, "notification-fd", path, judge, 3, 1<<20); err != nil {
+	if d.NotificationFD, err = number(dfd, "notification-fd", path, judge, 3, config.MaxNotifyFD); err != nil {
 		return nil, err
 	}
 	ms, err := number(dfd, "timeout-kill", path, judge, 0, 1<<31-1)

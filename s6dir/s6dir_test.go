@@ -98,6 +98,7 @@ func TestReadRefuses(t *testing.T) {
 		{"notification-fd a FIFO", func(dir string) { syscall.Mkfifo(dir+"/notification-fd", 0o644) }, "not a regular file"},
 		{"notification-fd a symlink", func(dir string) { os.Symlink("/etc/passwd", dir+"/notification-fd") }, "notification-fd"},
 		{"notification-fd not a number", func(dir string) { write(t, dir+"/notification-fd", "three", 0o644) }, "not a number"},
+		{"notification-fd past 1023", func(dir string) { write(t, dir+"/notification-fd", "500000\n", 0o644) }, "not a number in 3..1023"},
 		{"huge timeout-finish", func(dir string) { write(t, dir+"/timeout-finish", strings.Repeat("9", 100), 0o644) }, "not a regular file of at most"},
 		{"unknown down-signal", func(dir string) { write(t, dir+"/down-signal", "SIGNOPE", 0o644) }, "unknown signal"},
 	} {
