@@ -79,6 +79,7 @@ type initOpts struct {
 	bare     bool     // no hinit.yaml and no HINIT_* variables: the bare mode
 	wrap     []string // a parent to start hinit with: wrap + hinit's command line
 	tmpfsRun bool     // as PID 1: a private tmpfs on /run, as docker gives
+	broken   *os.File // hinit's stdout and stderr instead of buffers
 }
 
 // initProc is a running hinit.
@@ -141,6 +142,9 @@ func startInit(t *testing.T, o initOpts) *initProc {
 	}
 	p.cmd.Env = append(env, o.env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	if o.broken != nil {
+		p.cmd.Stdout, p.cmd.Stderr = o.broken, o.broken
+	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
 	if !o.notPID1 {
 		p.cmd.Env = append(p.cmd.Env, "HINIT_TEST_MOUNT_PROC=1")

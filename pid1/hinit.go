@@ -195,6 +195,13 @@ func (h *hinit) setupSignals() {
 	if h.set.bare {
 		h.alarm = catchAlarm()
 	}
+	// A write to a broken stdout or stderr (docker logs' reader gone,
+	// `hinit ... | head`) is then an EPIPE for its writer, as on any other
+	// descriptor: with SIGPIPE not caught, the Go runtime ends the process
+	// at such a write, and as PID 1, where the signal cannot kill, exits 2.
+	// Nobody reads the channel; exec resets the handler, so children get
+	// SIGPIPE at its default.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	h.reaper = reaper.New(h.log)
 	h.reaper.IgnoreTTYSignals()
 	if h.opts.warnReap {

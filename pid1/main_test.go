@@ -3,10 +3,14 @@ package pid1
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"hinit/internal/testprog"
 )
@@ -131,5 +135,41 @@ func TestCompatNotPID1Warns(t *testing.T) {
 	want := "compat: s6-overlay needs hinit as PID 1 (it is pid "
 	if n := strings.Count(p.stderr.String(), want); n != 1 {
 		t.Errorf("the warning %q appears %d times, want once:\n%s", want, n, p.stderr)
+	}
+}
+
+// A broken stdout or stderr (docker logs' reader gone, `hinit ... | head`)
+// costs the console copies and hinit's lines, never PID 1: the Go runtime
+// ends a program whose write to fd 1 or 2 meets EPIPE with SIGPIPE unless
+// the signal is caught, and as PID 1, where SIGPIPE cannot kill, with exit
+// 2. Main's status stays the container's, bare (a -w warning) or not (a
+// service's console copy).
+func TestBrokenOutputKeepsPID1(t *testing.T) {
+	for _, bare := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bare=%v", bare), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			defer w.Close()
+			fifo := filepath.Join(testprog.PublicDir(t), "said")
+			if err := unix.Mkfifo(fifo, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			o := initOpts{broken: w, bare: bare, args: []string{"/bin/sh", "-c", "read _ < " + fifo + "; exit 7"}}
+			if bare {
+				// An orphan hinit reaps with a -w warning on stderr; main
+				// ends once it is reaped (its /proc entry gone).
+				o.flags = []string{"-w"}
+				o.args = []string{"/bin/sh", "-c", `p=$(sh -c 'true & echo $!'); while [ -e /proc/$p ]; do :; done; exit 7`}
+			} else {
+				o.config = "services:\n  talker: {command: [/bin/sh, -c, 'for i in 1 2 3; do echo line $i; done; echo > " + fifo + "; exec sleep 100'], log: {console: true}}\n"
+			}
+			p := startInit(t, o)
+			if code := p.wait(10 * time.Second); code != 7 {
+				t.Errorf("exit %d, want main's 7", code)
+			}
+		})
 	}
 }
