@@ -65,7 +65,7 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 	if !viaTimer && r.restartNow(def, ex, ran, desc) {
 		return
 	}
-	if !restartable(def, ex) {
+	if !restartable(def, ex) || !r.want { // !want: a run once (s6-svc -o) whose start failed
 		if ex.Signal != 0 || ex.Code != 0 {
 			r.essentialFailed(ex)
 			r.failingFrom(ex.At)

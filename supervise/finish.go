@@ -126,12 +126,11 @@ func (r *runner) handleOnce(o op) {
 			return
 		}
 	default:
+		// One run, a start that fails included (in s6 the failed exec
+		// is that run): nothing wants it up after.
 		r.stopTimer()
-		r.want = true
+		r.want = false
 		r.spawn()
-		if r.proc != nil {
-			r.want = false
-		}
 	}
 	r.set(r.state, r.reason)
 }

@@ -616,3 +616,22 @@ func TestWantWhileStoppingIsShown(t *testing.T) {
 	syscall.Kill(up.PID, syscall.SIGKILL) // not its stop timeout
 	waitState(t, s, StateDown)
 }
+
+// s6-svc -o on a down service whose start fails: that failed start is its
+// one run (s6: the exec's failure is the run), so it ends exited, wanted
+// down, and nothing restarts it. It went to backoff wanted up, and the run
+// that followed was restarted for ever, as after -u.
+func TestStartOnceFailedStartIsTheRun(t *testing.T) {
+	f := newFixture(t)
+	d := def("once", "sleep", "inf")
+	d.Command = []string{filepath.Join(t.TempDir(), "missing")}
+	s := f.add(d, false)
+	if err := s.StartOnce(); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Status()
+	if st.State != StateExited || st.Want != WantDown || st.Restarts != 0 || st.LastExit == nil || st.LastExit.Code != 127 {
+		t.Errorf("after a failed start for one run: state %s, want %s, restarts %d, last exit %+v; want exited, down, 0, 127",
+			st.State, st.Want, st.Restarts, st.LastExit)
+	}
+}
