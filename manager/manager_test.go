@@ -636,3 +636,16 @@ func TestStartDuringShutdownRecordsNothing(t *testing.T) {
 		})
 	}
 }
+
+// An essential one-shot that exits 0 under restart: on-failure is done,
+// not failed: hinit runs on, and hsvc check (the HEALTHCHECK) passes; it
+// failed on every exited essential service, so a liveness probe restarted
+// a container working as configured.
+func TestCheckEssentialExitedZero(t *testing.T) {
+	f := mt.Start(t, "services:\n  migrate:\n    command: [sh, -c, \"exit 0\"]\n    restart: on-failure\n    essential: true\n", nil)
+	testprog.WaitFor(t, 5*time.Second, "migrate exited", func() bool { return f.State("migrate") == "exited" })
+	if s := f.Shutdowns(); len(s) != 0 {
+		t.Fatalf("shutdown requested: %v", s)
+	}
+	f.Expect(control.Request{Verb: control.VerbCheck}, 0, "")
+}

@@ -66,7 +66,9 @@ func (m *Manager) list(_ context.Context, _ control.Caller, req *control.Request
 	return resp
 }
 
-// check is the health probe: hinit answers and no essential service failed.
+// check is the health probe: hinit answers and no essential service failed
+// (gave up, or ended for good with a failure: an essential one-shot that
+// exited 0 under restart: on-failure is done, not failed).
 func (m *Manager) check(context.Context, control.Caller, *control.Request) *control.Response {
 	if m.stopping.Load() {
 		return control.Errorf(control.CodeFailed, "the container is shutting down")
@@ -75,7 +77,7 @@ func (m *Manager) check(context.Context, control.Caller, *control.Request) *cont
 	for _, s := range m.group.List() {
 		st := s.Status()
 		sts = append(sts, st)
-		if st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited) {
+		if st.Essential && (st.State == supervise.StateFailed || st.State == supervise.StateExited && st.LastExit.Failed()) {
 			return control.Errorf(control.CodeFailed, "essential service %s is %s: %s", st.Name, st.State, st.Reason)
 		}
 	}

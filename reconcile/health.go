@@ -57,7 +57,7 @@ func failingState(st supervise.Status) bool {
 	case supervise.StateBackoff, supervise.StateFailed:
 		return true
 	case supervise.StateExited:
-		return st.LastExit != nil && (st.LastExit.Signal != 0 || st.LastExit.Code != 0)
+		return st.LastExit.Failed()
 	}
 	return false
 }

@@ -66,7 +66,7 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 		return
 	}
 	if !restartable(def, ex) || !r.want { // !want: a run once (s6-svc -o) whose start failed
-		if ex.Signal != 0 || ex.Code != 0 {
+		if ex.Failed() {
 			r.essentialFailed(ex)
 			r.failingFrom(ex.At)
 		}

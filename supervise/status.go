@@ -36,6 +36,10 @@ type Exit struct {
 	At     time.Time
 }
 
+// Failed reports whether the run failed: killed by a signal or exited
+// non-zero. nil (no run yet) is no failure.
+func (e *Exit) Failed() bool { return e != nil && (e.Signal != 0 || e.Code != 0) }
+
 // Status is a snapshot of one service, safe to read from any goroutine.
 type Status struct {
 	Name      string
