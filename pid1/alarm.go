@@ -17,25 +17,17 @@ import (
 // than all of hinit's own work there (docs/decisions.md, "The bare mode's
 // shutdown deadline is a kernel alarm").
 //
-// c is catchAlarm's, and gets the SIGALRM. One sent by someone else, even
-// before alarmAt, does no harm: the shutdown it starts early still kills
-// main only at the deadline. When the kernel refuses the timer, alarmAt
+// The returned channel gets the SIGALRM. One sent by someone else before
+// the deadline does no harm: the shutdown it starts early still kills main
+// only at the deadline. When the kernel refuses the timer, alarmAt
 // returns an error and no channel.
-func alarmAt(c chan os.Signal, at time.Time) (<-chan os.Signal, error) {
+func alarmAt(at time.Time) (<-chan os.Signal, error) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGALRM)
 	d := max(time.Until(at), time.Microsecond)
 	if _, err := unix.Setitimer(unix.ItimerReal, unix.Itimerval{Value: unix.NsecToTimeval(d.Nanoseconds() + 999)}); err != nil {
+		signal.Stop(c)
 		return nil, err
 	}
 	return c, nil
-}
-
-// catchAlarm catches SIGALRM for alarmAt. The bare mode does it at start,
-// with the signals it forwards: catching a signal is a round trip to the
-// Go runtime's signal thread, which, made when SIGTERM came, competed
-// with main's exit on every stop (SIGTERM → gone 1.53× tini's, 1.43×
-// caught at start; docs/decisions.md).
-func catchAlarm() chan os.Signal {
-	c := make(chan os.Signal, 1)
-	signal.Notify(c, syscall.SIGALRM)
-	return c
 }

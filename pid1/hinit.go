@@ -69,8 +69,7 @@ type hinit struct {
 	tty     bool
 
 	sigs        chan os.Signal
-	alarm       chan os.Signal // the bare mode's shutdown deadline (alarmAt)
-	stopRequest chan int       // an essential service failed, or hsvc shutdown: the exit status
+	stopRequest chan int // an essential service failed, or hsvc shutdown: the exit status
 	main        *mainProc
 	mainStatus  *reaper.Status // set once main has exited
 	mainGone    chan struct{}  // closed once main has exited (or never started)
@@ -192,9 +191,6 @@ func (h *hinit) setupSignals() {
 		sigs = append(sigs, p)
 	}
 	signal.Notify(h.sigs, sigs...)
-	if h.set.bare {
-		h.alarm = catchAlarm()
-	}
 	// A write to a broken stdout or stderr (docker logs' reader gone,
 	// `hinit ... | head`) is then an EPIPE for its writer, as on any other
 	// descriptor: with SIGPIPE not caught, the Go runtime ends the process
@@ -279,7 +275,7 @@ func (h *hinit) loop() int {
 				return
 			}
 			var err error
-			if overdue, err = alarmAt(h.alarm, deadline); err == nil {
+			if overdue, err = alarmAt(deadline); err == nil {
 				return
 			}
 			h.log.Warn(fmt.Sprintf("no kernel alarm for the shutdown deadline (%v): shutting down now", err))

@@ -88,8 +88,8 @@ func TestShutdown(t *testing.T) {
 // ignore TERM are killed when it expires. In the bare mode too, where
 // hinit waits for main with a kernel alarm instead of a Go timer, and
 // someone else's SIGALRM before the deadline does not bring it forward,
-// nor one sent before the shutdown began (alrmFirst: caught since the
-// start, it waits in the alarm's channel).
+// nor one sent before the shutdown began (alrmFirst: not caught until the
+// alarm is set, the runtime drops it).
 func TestShutdownTimeoutKillsEverything(t *testing.T) {
 	script := fmt.Sprintf("env %s %s & trap '' TERM; echo up; while :; do sleep 1; done", testprog.Env(), strings.Join(argv(prog("ignore-term")), " "))
 	for _, tt := range []struct{ bare, alrm, alrmFirst bool }{{false, false, false}, {true, false, false}, {true, true, false}, {true, false, true}} {
