@@ -57,29 +57,23 @@ var errUnregistered = errors.New("unregistered meanwhile")
 // unregister neither records "running" for a gateway gone nor applies to
 // it. The request is applied even when it could not be recorded:
 // unrecorded says why, for the caller to tell. Once the container's
-// shutdown has begun (Stopping) nothing starts, and a start is refused
-// before it is recorded: the gateway that runs now must come back. A
-// request that could not be applied (a stop without CAP_KILL) records
-// again what s still wants, so that the next boot does not do what never
-// happened.
+// shutdown has begun (Stopping) nothing starts, and a start or restart is
+// refused before it is recorded: the gateway that runs now must come back.
+// A stop whose signal could not be sent (no CAP_KILL) leaves the gateway
+// running, and records "running" again, so that the next boot does not do
+// what never happened.
 func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
 	m.desiredMu.Lock()
 	defer m.desiredMu.Unlock()
 	if m.group.Get(s.Name()) != s {
 		return nil, errUnregistered
 	}
-	if m.stopping.Load() && verb != control.VerbStop {
+	if m.stopping.Load() && (verb == control.VerbStart || verb == control.VerbRestart) {
 		return nil, supervise.ErrShuttingDown
 	}
 	unrecorded = m.recordDesired(s, verb, once)
-	if err = apply(); err != nil && unrecorded == nil {
-		still := control.VerbStop
-		if s.Status().Want == supervise.WantUp {
-			still = control.VerbStart
-		}
-		if still != verb {
-			unrecorded = m.recordDesired(s, still, once)
-		}
+	if err = apply(); err != nil && unrecorded == nil && verb == control.VerbStop && s.Status().PID != 0 {
+		unrecorded = m.recordDesired(s, control.VerbStart, once)
 	}
 	return unrecorded, err
 }

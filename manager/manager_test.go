@@ -637,6 +637,18 @@ func TestStartDuringShutdownRecordsNothing(t *testing.T) {
 	}
 }
 
+// s6-svc -O (once) starts nothing: it is answered during the shutdown as
+// before it, when only starts are refused.
+func TestOnceDuringShutdown(t *testing.T) {
+	f := mt.Start(t, mt.Env+"services:\n  d:\n    command: [sleep, inf]\n", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.M.Stopping() // docker stop: the shutdown has begun
+	f.Expect(control.Request{Verb: control.VerbOnce, Names: []string{"d"}}, 0, "")
+	f.M.Shutdown(ctx, time.Now().Add(5*time.Second))
+	f.Expect(control.Request{Verb: control.VerbOnce, Names: []string{"d"}}, 0, "")
+}
+
 // An essential one-shot that exits 0 under restart: on-failure is done,
 // not failed: hinit runs on, and hsvc check (the HEALTHCHECK) passes; it
 // failed on every exited essential service, so a liveness probe restarted

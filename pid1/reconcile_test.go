@@ -1,6 +1,7 @@
 package pid1
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"hinit/control"
 	"hinit/internal/testprog"
 )
 
@@ -275,24 +277,44 @@ func TestRegisterUpIsRemembered(t *testing.T) {
 }
 
 // A stop hinit cannot apply (a container without CAP_KILL: hinit answers
-// exit 1 and the gateway runs on) records nothing: desired_state stays
-// running, or the next container start would keep down a gateway that
-// was running when the container stopped.
+// exit 1 and the gateway runs on) leaves desired_state running, or the
+// next container start would keep down a gateway that was running when
+// the container stopped; also after s6-svc -O (a one-run state, wanted
+// down, which records nothing), and for a restart.
 func TestFailedStopKeepsDesired(t *testing.T) {
-	testprog.ExposeBinary(t)
-	home := writeHome(t)
-	cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
-	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}, dropCaps: "-kill"})
-	p.waitOutput("main started", true)
-	p.waitOutput("[gateway-coder] gateway up", false)
-	code, _, errOut := p.hsvc(member, "stop", "gateway-coder")
-	if code != 1 || !strings.Contains(errOut, "CAP_KILL") {
-		t.Errorf("hsvc stop without CAP_KILL: exit %d %q, want 1 and why", code, errOut)
-	}
-	if state, _ := p.statusOf("gateway-coder"); state != "up" {
-		t.Errorf("after the failed stop gateway-coder is %q, want up", state)
-	}
-	if d := readJSON(t, filepath.Join(home, "profiles/coder/gateway_state.json"))["desired_state"]; d != "running" {
-		t.Errorf("the failed stop left desired_state %v; the gateway still runs", d)
+	for _, tc := range []struct {
+		name string
+		once bool
+		verb string
+	}{{"stop", false, "stop"}, {"once then stop", true, "stop"}, {"once then restart", true, "restart"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			testprog.ExposeBinary(t)
+			home := writeHome(t)
+			cfg := fmt.Sprintf(gatewayConfig, prog("gateway", "${HERMES_HOME}/profiles/{instance}"), prog("gateway", "${HERMES_HOME}"))
+			p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"HERMES_HOME=" + home}, dropCaps: "-kill"})
+			p.waitOutput("main started", true)
+			p.waitOutput("[gateway-coder] gateway up", false)
+			if tc.once { // s6-svc -O
+				c, err := control.Dial(filepath.Join(p.dir, "run", control.SocketName))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if resp, err := c.Do(ctx, &control.Request{Verb: control.VerbOnce, Names: []string{"gateway-coder"}}); err != nil || !resp.OK {
+					t.Fatalf("once: %v %+v", err, resp)
+				}
+			}
+			code, _, errOut := p.hsvc(member, tc.verb, "gateway-coder")
+			if code != 1 || !strings.Contains(errOut, "CAP_KILL") {
+				t.Errorf("hsvc %s without CAP_KILL: exit %d %q, want 1 and why", tc.verb, code, errOut)
+			}
+			if state, _ := p.statusOf("gateway-coder"); state != "up" {
+				t.Errorf("after the failed %s gateway-coder is %q, want up", tc.verb, state)
+			}
+			if d := readJSON(t, filepath.Join(home, "profiles/coder/gateway_state.json"))["desired_state"]; d != "running" {
+				t.Errorf("the failed %s left desired_state %v; the gateway still runs", tc.verb, d)
+			}
+		})
 	}
 }
