@@ -65,7 +65,13 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 	if !viaTimer && r.restartNow(def, ex, ran, desc) {
 		return
 	}
-	if !restartable(def, ex) || !r.want { // !want: a run once (s6-svc -o) whose start failed
+	if !r.want {
+		// A run once (s6-svc -o) whose start failed: that was its run, and
+		// it ends as settle ends one that started, down.
+		r.set(StateDown, "stopped")
+		return
+	}
+	if !restartable(def, ex) {
 		if ex.Failed() {
 			r.essentialFailed(ex)
 			r.failingFrom(ex.At)

@@ -618,20 +618,33 @@ func TestWantWhileStoppingIsShown(t *testing.T) {
 }
 
 // s6-svc -o on a down service whose start fails: that failed start is its
-// one run (s6: the exec's failure is the run), so it ends exited, wanted
-// down, and nothing restarts it. It went to backoff wanted up, and the run
-// that followed was restarted for ever, as after -u.
+// one run (s6: the exec's failure is the run), so it ends down, wanted
+// down, as a run once that started and exited does, and nothing restarts
+// it; an essential one does not end the container either way. It went to
+// backoff wanted up, and the run that followed was restarted for ever, as
+// after -u.
 func TestStartOnceFailedStartIsTheRun(t *testing.T) {
 	f := newFixture(t)
-	d := def("once", "sleep", "inf")
-	d.Command = []string{filepath.Join(t.TempDir(), "missing")}
-	s := f.add(d, false)
-	if err := s.StartOnce(); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		cmd  []string
+		code int
+	}{{"missing", []string{filepath.Join(t.TempDir(), "missing")}, 127}, {"exits", []string{"/bin/sh", "-c", "exit 3"}, 3}} {
+		d := def(tc.name, "sleep", "inf")
+		d.Command, d.Essential = tc.cmd, true
+		s := f.add(d, false)
+		if err := s.StartOnce(); err != nil {
+			t.Fatal(err)
+		}
+		st := waitState(t, s, StateDown)
+		if st.Want != WantDown || st.Restarts != 0 || st.LastExit == nil || st.LastExit.Code != tc.code {
+			t.Errorf("%s: after a start for one run: want %s, restarts %d, last exit %+v; want down, 0, %d",
+				tc.name, st.Want, st.Restarts, st.LastExit, tc.code)
+		}
 	}
-	st := s.Status()
-	if st.State != StateExited || st.Want != WantDown || st.Restarts != 0 || st.LastExit == nil || st.LastExit.Code != 127 {
-		t.Errorf("after a failed start for one run: state %s, want %s, restarts %d, last exit %+v; want exited, down, 0, 127",
-			st.State, st.Want, st.Restarts, st.LastExit)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.failed) != 0 {
+		t.Errorf("essential runs once ended the container: %v", f.failed)
 	}
 }
