@@ -38,7 +38,7 @@ if [ -t 2 ]; then
 fi
 exec 1>&2
 
-say() { echo "[hermes-setup] $*"; }
+say() { printf '[hermes-setup] %s\n' "$*"; }
 is_root() { [ "$(id -u)" = 0 ]; }
 
 # valid_id N: digits only, 1-65534 (UID/GID 0 is refused, as stage2 does);
@@ -427,7 +427,7 @@ python_steps() {
 # hinit: each one the base image did not ship gets a warning that says
 # where it goes instead.
 legacy_s6() {
-	for p in /etc/s6-overlay/s6-rc.d/user/contents.d/* /etc/cont-init.d/* /etc/services.d/* /etc/cont-finish.d/*; do
+	for p in /etc/s6-overlay/s6-rc.d/user/contents.d/* /etc/s6-overlay/s6-rc.d/user2/contents.d/* /etc/cont-init.d/* /etc/services.d/* /etc/cont-finish.d/*; do
 		[ -e "$p" ] || [ -L "$p" ] || continue
 		case ${p##*/} in
 		main-hermes | dashboard | 01-hermes-setup | 015-supervise-perms | 02-reconcile-profiles | 03-provision-git-credentials) continue ;;

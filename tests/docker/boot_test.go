@@ -164,9 +164,9 @@ func TestBootHookStage2Steps(t *testing.T) {
 		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
 		printf '#!/bin/sh\necho "$(id -u) ${1##*/} $2 $HERMES_AUTH_JSON_REBOOTSTRAP" >>/tmp/py.log\n' >/opt/hermes/.venv/bin/python
 		chmod 755 /opt/hermes/.venv/bin/python
-		mkdir -p /opt/hermes/hermes_cli /etc/cont-init.d /etc/s6-overlay/s6-rc.d/user/contents.d
+		mkdir -p /opt/hermes/hermes_cli /etc/cont-init.d /etc/s6-overlay/s6-rc.d/user/contents.d /etc/s6-overlay/s6-rc.d/user2/contents.d
 		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/scripts/docker_rebootstrap_nous_session.py /opt/hermes/tools/skills_sync.py /opt/hermes/hermes_cli/git_credentials_boot.py
-		touch /etc/cont-init.d/01-hermes-setup /etc/cont-init.d/50-derived /etc/s6-overlay/s6-rc.d/user/contents.d/dashboard /etc/s6-overlay/s6-rc.d/user/contents.d/derived
+		touch /etc/cont-init.d/01-hermes-setup /etc/cont-init.d/50-derived /etc/s6-overlay/s6-rc.d/user/contents.d/dashboard /etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/s6-overlay/s6-rc.d/user2/contents.d/derived2
 		cd /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
 		touch libGLESv2.so chrome-headless-shell && chmod 755 libGLESv2.so chrome-headless-shell
 		[ -e /opt/data/SOUL.md ] || { echo soul >/opt/data/SOUL.md; chmod 444 /opt/data/SOUL.md; }
@@ -185,7 +185,7 @@ func TestBootHookStage2Steps(t *testing.T) {
 			warned = append(warned, strings.Fields(p)[0])
 		}
 	}
-	if got, want := strings.Join(warned, " "), "/etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/cont-init.d/50-derived"; got != want {
+	if got, want := strings.Join(warned, " "), "/etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/s6-overlay/s6-rc.d/user2/contents.d/derived2 /etc/cont-init.d/50-derived"; got != want {
 		t.Errorf("s6-overlay parts warned about: %q, want %q", got, want)
 	}
 	if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' /opt/data/SOUL.md /opt/data/lazy-packages")); got != "10000:10000 644\n10000:10000 755" {
