@@ -79,19 +79,26 @@ func TestMainUser(t *testing.T) {
 // stdout, a crashing one backs off, and an essential one that fails takes
 // the container down with its exit code.
 func TestStaticServices(t *testing.T) {
+	// Each run of the crasher waits for a word the talker writes once it
+	// has said its lines: under load the crasher gave up (and hinit shut
+	// down) before the talker had started.
+	said := filepath.Join(testprog.PublicDir(t), "said")
+	if err := unix.Mkfifo(said, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	cfg := fmt.Sprintf(`services:
   talker:
-    command: %s
+    command: [/bin/sh, -c, 'for i in 1 2 3; do echo hello $i; done; exec 3<>%[1]s; printf "go\ngo\ngo\ngo\ngo\ngo\n" >&3; exec sleep 60']
     restart: never
   crasher:
-    command: [/bin/sh, -c, "exit 9"]
+    command: [/bin/sh, -c, 'read _ < %[1]s; exit 9']
     backoff: {initial: 20ms, max: 40ms}
     give_up: {restarts: 3, within: 1m}
     essential: true
   off:
     command: [/bin/true]
     enabled: "${DASH_FLAG}"
-`, prog("echo", "3", "hello"))
+`, said)
 	p, code := runInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}})
 	if code != 9 {
 		t.Errorf("essential service failure gave exit %d, want 9", code)
