@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"hinit/launch"
 )
 
 // Defaults of every service, applied before its keys are decoded: a key that
@@ -21,13 +23,6 @@ var (
 // names of the archives it keeps while it prunes, and the dir's owner (the
 // hermes user for a scandir service) writes both the setting and the dir.
 const MaxLogKeep = 1000
-
-// MaxNotifyFD is the highest ready.notify_fd (an s6 dir's notification-fd):
-// the fork fills the child's descriptors up to it one by one, under the
-// reaper's lock, and the hermes user writes a scandir service's setting
-// (20,000,000 cost PID 1 a gigabyte and seconds per start). Below the
-// common soft limit of 1024 descriptors, which the child could not exceed.
-const MaxNotifyFD = 1023
 
 // origin is where a service mapping is written; it decides which keys it may hold.
 type origin int
@@ -210,8 +205,8 @@ func (d *decoder) ready(n *yaml.Node, path string) Ready {
 		switch e.key {
 		case "notify_fd":
 			d.intTo(&r.NotifyFD, e.v, p, 3)
-			if r.NotifyFD > MaxNotifyFD {
-				d.at(e.v, p, "%d is too large, expected at most %d", r.NotifyFD, MaxNotifyFD)
+			if r.NotifyFD > launch.MaxFD {
+				d.at(e.v, p, "%d is too large, expected at most %d", r.NotifyFD, launch.MaxFD)
 			}
 		case "tcp":
 			r.TCP = d.str(e.v, p)

@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"hinit/config"
-	"hinit/s6dir"
 	"hinit/scandir"
 	"hinit/supervise"
 	"hinit/svcname"
@@ -194,7 +193,7 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 		return nil, fmt.Errorf("%s: %w", file, e.Err)
 	}
 	if e.S6 != nil { // an s6 servicedir: root's when root-owned, else its owner's
-		return s6dir.Define(e.Name, e.Dir, e.S6, e.Trust.User("0")), nil
+		return s6Service(e.Name, e.Dir, e.S6, e.Trust.User("0")), nil
 	}
 	def, ref, err := config.ParseService(file, e.YAML, e.Name)
 	if err != nil {

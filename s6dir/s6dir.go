@@ -1,7 +1,8 @@
-// Package s6dir reads an s6 servicedir (s6's servicedir(7)) found in the
-// scandir and translates it into the definition hinit's supervisor runs
-// (SPEC §8). It only reads; the scandir calls Read while it holds the dir
-// open, and the scandir adapter calls Define.
+// Package s6dir reads an s6 servicedir (s6's servicedir(7)): the scandir
+// calls Read while it holds the dir open (SPEC §8), as do hsvc's s6
+// commands; the manager translates what it read into the definition
+// hinit's supervisor runs (manager/s6service.go). It only reads, and
+// imports nothing of hinit.yaml's, so hsvc stays without a YAML parser.
 //
 // What is read: an executable regular file run (what makes a dir an s6
 // longrun); finish; notification-fd, timeout-kill, timeout-finish,
@@ -21,7 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"hinit/config"
+	"hinit/launch"
 	"hinit/signame"
 	"hinit/trust"
 )
@@ -60,7 +61,7 @@ func Read(dfd int, path string, judge *trust.Judge) (*Dir, error) {
 	if d.Finish, err = executable(dfd, "finish", path, judge); err != nil {
 		return nil, err
 	}
-	if d.NotificationFD, err = number(dfd, "notification-fd", path, judge, 3, config.MaxNotifyFD); err != nil {
+	if d.NotificationFD, err = number(dfd, "notification-fd", path, judge, 3, launch.MaxFD); err != nil {
 		return nil, err
 	}
 	ms, err := number(dfd, "timeout-kill", path, judge, 0, 1<<31-1)
@@ -172,43 +173,6 @@ func logRun(dfd int, path string, judge *trust.Judge) (bool, error) {
 	return executable(lfd, "run", path+"/log", judge)
 }
 
-// Define is the service hinit runs for the servicedir path read as d,
-// as user (the trust rule's verdict: root, or the dir's owner). run starts
-// in the dir; after each exit finish runs with s6's arguments, and its exit
-// 125 keeps the service down; like s6-supervise, a run that lasted less
-// than a second is restarted a second after it started, and never given up.
-// Its output goes to the container's stdout as "[name] line", or, with
-// log/run, its stdout to a logger service NAME/log through a pipe hinit
-// holds (package supervise).
-func Define(name, path string, d *Dir, user string) *config.Service {
-	def := &config.Service{
-		Name: name, Source: "scandir", File: path + "/run",
-		Command: []string{path + "/run"}, User: user, Workdir: path,
-		Restart: config.RestartAlways,
-		Backoff: config.Backoff{Initial: time.Second, Max: time.Second, ResetAfter: time.Second},
-		Stop:    config.Stop{Signal: "TERM", Timeout: DefaultKillTimeout},
-		Ready:   config.Ready{NotifyFD: d.NotificationFD},
-	}
-	if d.DownSignal != "" {
-		def.Stop.Signal = d.DownSignal
-	}
-	if d.TimeoutKill > 0 {
-		def.Stop.Timeout = d.TimeoutKill
-	}
-	if d.Finish {
-		def.Finish = &config.Finish{Command: []string{path + "/finish"}, Timeout: d.TimeoutFinish}
-	}
-	if d.Log {
-		def.Logger = &config.Service{
-			Name: name + "/log", Source: "scandir", File: path + "/log/run",
-			Command: []string{path + "/log/run"}, User: user, Workdir: path + "/log",
-			Restart: config.RestartAlways, Backoff: def.Backoff,
-			Stop: config.Stop{Signal: "TERM", Timeout: loggerKillTimeout},
-		}
-	}
-	return def
-}
-
 // DefaultKillTimeout is the SIGKILL deadline of a dir without
 // timeout-kill. s6 would wait for ever; hinit does not let a stop hang, and
 // waits as long as hermes' own supervisors do for the gateways it writes
@@ -216,7 +180,3 @@ func Define(name, path string, d *Dir, user string) *config.Service {
 // hermes' default drains; a shorter one SIGKILLed a gateway waiting for
 // its cron work).
 const DefaultKillTimeout = 70 * time.Second
-
-// loggerKillTimeout is the SIGKILL deadline of a dir's log/run, stopped
-// once its service is gone.
-const loggerKillTimeout = 10 * time.Second

@@ -78,12 +78,6 @@ func TestReadHermesDir(t *testing.T) {
 	if *d != want {
 		t.Errorf("read %+v, want %+v", *d, want)
 	}
-	def := Define("gateway-coder", dir, d, "10000:10000")
-	if def.Command[0] != dir+"/run" || def.Workdir != dir || def.Ready.NotifyFD != 3 || def.Stop.Signal != "HUP" ||
-		def.Stop.Timeout != 2500*time.Millisecond || def.Finish == nil || def.Logger == nil ||
-		def.Logger.Name != "gateway-coder/log" || def.Logger.User != "10000:10000" {
-		t.Errorf("defined %+v", def)
-	}
 }
 
 func TestReadRefuses(t *testing.T) {
