@@ -56,12 +56,13 @@ const (
 	Foreground
 )
 
-// MaxFD is the highest descriptor a program is started with (Files holds
-// at most MaxFD+1): the fork fills the child's descriptors up to it one by
-// one, under the reaper's lock, and for a scandir service the hermes user
-// picks it (ready.notify_fd, an s6 dir's notification-fd; 20,000,000 cost
-// PID 1 a gigabyte and seconds per start). Below the common soft limit of
-// 1024 descriptors, which the child could not exceed.
+// MaxFD is the highest descriptor a program is started with: the fork
+// fills the child's descriptors up to it one by one, under the reaper's
+// lock, and for a scandir service the hermes user picks it
+// (ready.notify_fd, an s6 dir's notification-fd; 20,000,000 cost PID 1 a
+// gigabyte and seconds per start). config and s6dir refuse a larger one,
+// and supervise, which places the notify fd, does too. Below the common
+// soft limit of 1024 descriptors, which the child could not exceed.
 const MaxFD = 1023
 
 // Program is what to start and how.
@@ -82,8 +83,7 @@ type Program struct {
 	// working directory.
 	Workdir string
 	InHome  bool
-	// Files are the child's fds 0, 1, 2... (^uintptr(0): closed); at
-	// most MaxFD+1.
+	// Files are the child's fds 0, 1, 2... (^uintptr(0): closed).
 	Files   []uintptr
 	Session Session
 	// DefaultSignals starts the program with no signal ignored and none
@@ -103,9 +103,6 @@ type Cmd struct {
 // Build resolves the program's executable, environment and working dir.
 // Its errors wrap ErrNotFound or the system's, for ExitCode.
 func (p Program) Build() (*Cmd, error) {
-	if len(p.Files) > MaxFD+1 {
-		return nil, fmt.Errorf("%d descriptors to pass on, at most %d", len(p.Files), MaxFD+1)
-	}
 	if len(p.Argv) == 0 {
 		return nil, errors.New("no command")
 	}

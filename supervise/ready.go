@@ -3,9 +3,12 @@ package supervise
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"os"
 	"time"
+
+	"hinit/launch"
 )
 
 // readiness prepares how the instance reports ready: a notify pipe placed
@@ -15,6 +18,8 @@ import (
 func (r *runner) readiness(ctx context.Context, inst *instance, files *[]uintptr) (*os.File, error) {
 	rd := inst.def.Ready
 	switch {
+	case rd.NotifyFD > launch.MaxFD: // hinit.yaml and the scandir refuse it; a definition built elsewhere too
+		return nil, fmt.Errorf("ready.notify_fd %d is too large, expected at most %d", rd.NotifyFD, launch.MaxFD)
 	case rd.NotifyFD > 0:
 		pr, pw, err := os.Pipe()
 		if err != nil {

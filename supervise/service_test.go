@@ -333,6 +333,19 @@ func TestCannotExecute(t *testing.T) {
 	}
 }
 
+// A notify fd past launch.MaxFD is a start error, before any descriptor
+// is filled: config and s6dir refuse one, and a definition made elsewhere
+// must not cost PID 1 a table of a million descriptors per start.
+func TestNotifyFDPastMaxFD(t *testing.T) {
+	f := newFixture(t)
+	d := def("far", "sleep", "inf")
+	d.Restart, d.Ready.NotifyFD = config.RestartNever, 1<<20
+	st := waitState(t, f.add(d, true), StateExited)
+	if want := "ready.notify_fd 1048576 is too large, expected at most 1023"; st.LastExit.Code != 126 || st.Reason != want {
+		t.Errorf("notify fd 1<<20: %+v, want exit 126, %q", st, want)
+	}
+}
+
 // TestLongStartErrorIsCapped (issue 14): a start error quotes the command,
 // which a 64 KiB service.yaml can make 64 KiB long; the reason kept is cut.
 func TestLongStartErrorIsCapped(t *testing.T) {
