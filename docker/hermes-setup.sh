@@ -14,6 +14,15 @@
 # absent tool); it exits non-zero only on a bug, which stops the container.
 set -eu
 
+# Every command is looked up in root's own dirs. The container's PATH (the
+# official image's) holds /opt/data/.local/bin, a dir of the hermes user's
+# volume, ahead of /usr/bin: a program planted there as `id`, `tr` or
+# `s6-setuidgid` would run as root at the next boot. The steps that run as
+# hermes get the container's PATH back (as_hermes).
+CONTAINER_PATH=$PATH
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
 HERMES_HOME="${HERMES_HOME:-/opt/data}"
 INSTALL_DIR="${HERMES_INSTALL_DIR:-/opt/hermes}"
 # Dirs hermes expects in its home; created as hermes.
@@ -240,7 +249,7 @@ give_tree() {
 		# (a dir root may not read, without CAP_DAC_OVERRIDE or on NFS, is
 		# reported by find and skipped; it must not end the hook: set -e)
 		find "$gp" ! -type d -links +1 \( ! -user "$HUID" -o ! -group "$HGID" \) \
-			-exec sh -c 'echo "[hermes-setup] warning: refusing to change $1: it has other hard links"' sh {} \; || :
+			-exec sh -c 'printf "[hermes-setup] warning: refusing to change %s: it has other hard links\n" "$1"' sh {} \; || :
 		find "$gp" ! \( ! -type d -links +1 \) \( ! -user "$HUID" -o ! -group "$HGID" \) \
 			-exec chown -h "$HUID:$HGID" {} + || say "warning: cannot chown $gp"
 	fi
@@ -368,16 +377,17 @@ browser_path() {
 	fi
 }
 
-# as_hermes CMD...: runs CMD as hermes, its groups included: through the
-# image's s6-setuidgid (hsvc's, the account as hinit starts it), else
-# setpriv of util-linux.
+# as_hermes CMD...: runs CMD as hermes, its groups included, with the
+# container's PATH: through the image's s6-setuidgid (hsvc's, the account
+# as hinit starts it), else setpriv of util-linux, each found in root's
+# PATH.
 as_hermes() {
 	if ! is_root; then
-		"$@"
-	elif command -v s6-setuidgid >/dev/null; then
-		HOME=$HERMES_HOME s6-setuidgid hermes "$@"
-	elif setpriv --help 2>&1 | grep -q -- --reuid; then
-		HOME=$HERMES_HOME setpriv --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
+		PATH=$CONTAINER_PATH "$@"
+	elif switch=$(command -v s6-setuidgid); then
+		HOME=$HERMES_HOME PATH=$CONTAINER_PATH "$switch" hermes "$@"
+	elif switch=$(command -v setpriv) && "$switch" --help 2>&1 | grep -q -- --reuid; then
+		HOME=$HERMES_HOME PATH=$CONTAINER_PATH "$switch" --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
 	else
 		say "warning: no setpriv --reuid here; skipped: $*"
 	fi
@@ -429,8 +439,10 @@ python_steps() {
 legacy_s6() {
 	for p in /etc/s6-overlay/s6-rc.d/user/contents.d/* /etc/s6-overlay/s6-rc.d/user2/contents.d/* /etc/cont-init.d/* /etc/services.d/* /etc/cont-finish.d/*; do
 		[ -e "$p" ] || [ -L "$p" ] || continue
-		case ${p##*/} in
-		main-hermes | dashboard | 01-hermes-setup | 015-supervise-perms | 02-reconcile-profiles | 03-provision-git-credentials) continue ;;
+		case $p in # what the hermes image itself ships
+		/etc/s6-overlay/s6-rc.d/user/contents.d/main-hermes | /etc/s6-overlay/s6-rc.d/user/contents.d/dashboard) continue ;;
+		/etc/cont-init.d/01-hermes-setup | /etc/cont-init.d/015-supervise-perms | /etc/cont-init.d/02-reconcile-profiles) continue ;;
+		/etc/cont-init.d/03-provision-git-credentials) continue ;;
 		esac
 		say "warning: $p is for s6-overlay, which hinit replaces: nothing runs it; make it a boot: hook or a service in /etc/hinit/hinit.d/ (docs/migration-from-s6.md)"
 	done

@@ -164,9 +164,10 @@ func TestBootHookStage2Steps(t *testing.T) {
 		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
 		printf '#!/bin/sh\necho "$(id -u) ${1##*/} $2 $HERMES_AUTH_JSON_REBOOTSTRAP" >>/tmp/py.log\n' >/opt/hermes/.venv/bin/python
 		chmod 755 /opt/hermes/.venv/bin/python
-		mkdir -p /opt/hermes/hermes_cli /etc/cont-init.d /etc/s6-overlay/s6-rc.d/user/contents.d /etc/s6-overlay/s6-rc.d/user2/contents.d
+		mkdir -p /opt/hermes/hermes_cli /etc/cont-init.d /etc/services.d /etc/s6-overlay/s6-rc.d/user/contents.d /etc/s6-overlay/s6-rc.d/user2/contents.d
 		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/scripts/docker_rebootstrap_nous_session.py /opt/hermes/tools/skills_sync.py /opt/hermes/hermes_cli/git_credentials_boot.py
 		touch /etc/cont-init.d/01-hermes-setup /etc/cont-init.d/50-derived /etc/s6-overlay/s6-rc.d/user/contents.d/dashboard /etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/s6-overlay/s6-rc.d/user2/contents.d/derived2
+		touch /etc/services.d/dashboard
 		cd /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
 		touch libGLESv2.so chrome-headless-shell && chmod 755 libGLESv2.so chrome-headless-shell
 		[ -e /opt/data/SOUL.md ] || { echo soul >/opt/data/SOUL.md; chmod 444 /opt/data/SOUL.md; }
@@ -179,13 +180,15 @@ func TestBootHookStage2Steps(t *testing.T) {
 	if got, want := c.readFile("/tmp/py.log"), "10000 docker_config_migrate.py  fresh\n10000 docker_rebootstrap_nous_session.py /opt/data/auth.json fresh\n10000 skills_sync.py  fresh\n10000 -m hermes_cli.git_credentials_boot fresh\n"; got != want {
 		t.Errorf("python steps:\n%s\nwant:\n%s", got, want)
 	}
-	var warned []string // a derived image's s6 parts, not hermes' own
+	// A derived image's s6 parts, not hermes' own: a services.d/dashboard
+	// is not the image's s6-rc dashboard.
+	var warned []string
 	for _, l := range strings.Split(c.logs(), "\n") {
 		if p, ok := strings.CutPrefix(l, "[hermes-setup] warning: "); ok && strings.Contains(p, " is for s6-overlay, which hinit replaces") {
 			warned = append(warned, strings.Fields(p)[0])
 		}
 	}
-	if got, want := strings.Join(warned, " "), "/etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/s6-overlay/s6-rc.d/user2/contents.d/derived2 /etc/cont-init.d/50-derived"; got != want {
+	if got, want := strings.Join(warned, " "), "/etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/s6-overlay/s6-rc.d/user2/contents.d/derived2 /etc/cont-init.d/50-derived /etc/services.d/dashboard"; got != want {
 		t.Errorf("s6-overlay parts warned about: %q, want %q", got, want)
 	}
 	if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' /opt/data/SOUL.md /opt/data/lazy-packages")); got != "10000:10000 644\n10000:10000 755" {
@@ -207,6 +210,56 @@ func TestBootHookStage2Steps(t *testing.T) {
 	c.booted()
 	if got := c.readFile("/opt/data/auth.json"); got != "rotated" {
 		t.Errorf("auth.json after a restart: %q, want the rotated tokens kept", got)
+	}
+}
+
+// TestBootHookRunsNothingFromHermesPATH: the image's PATH, as the official
+// image's, holds /opt/data/.local/bin, in the hermes user's own volume,
+// ahead of /usr/bin. The boot hook runs as root: a program hermes planted
+// there under the name of a command the hook runs (id, tr, s6-setuidgid...)
+// ran as root at the next boot. Now the hook looks commands up in root's
+// dirs only; what runs as hermes still finds hermes' own.
+func TestBootHookRunsNothingFromHermesPATH(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	c := start(t, []string{"-v", vol + ":/opt/data", "-e", `HERMES_AUTH_JSON_BOOTSTRAP={"seed": 1}`}, "sleep", "infinity")
+	c.booted()
+	// Next boot, the hook has work that looks programs up: auth.json to
+	// seed again through s6-setuidgid, and a root file in cron/ to give
+	// back with find -exec chown.
+	if r := c.exec("root", "/bin/touch", "/opt/data/cron/root-wrote-this"); r.code != 0 {
+		t.Fatalf("touch as root: exit %d: %s", r.code, r.stderr)
+	}
+	c.sh("hermes", `set -e
+		rm /opt/data/auth.json
+		mkdir -p /opt/data/.local/bin
+		cd /opt/data/.local/bin
+		for n in id stat chown chmod find mkdir tr awk sed mv cp rm ln cat head grep touch sort wc sh s6-setuidgid setpriv; do
+			printf '#!/bin/sh
+echo "$(/bin/id -u) ${0##*/}" >>/opt/data/.local/ran
+PATH=/usr/local/bin:/usr/bin:/bin
+exec "${0##*/}" "$@"
+' >$n
+			chmod 755 $n
+		done`)
+	must(t, "restart", c.id)
+	c.booted()
+	// Root's reads here name their program by path: docker exec looks a
+	// bare name up in the container's PATH too.
+	if ran := c.exec("root", "/bin/cat", "/opt/data/.local/ran").stdout; strings.Contains("\n"+ran, "\n0 ") {
+		t.Errorf("programs planted by hermes ran as root:\n%s", ran)
+	}
+	if got := c.exec("root", "/bin/stat", "-c", "%u:%g %a", "/opt/data/auth.json", "/opt/data/cron/root-wrote-this").stdout; got != "10000:10000 600\n10000:10000 644\n" {
+		t.Errorf("auth.json and cron/root-wrote-this after the boot: %q, want hermes' 600 and hermes' 644", got)
+	}
+	// The plant is where the container's PATH looks: a lookup as hermes finds
+	// it. (The test image's busybox sh runs its applets, id among them,
+	// without a lookup; find -exec, s6-setuidgid and docker exec look.)
+	if r := c.exec("hermes", "id", "-u"); r.code != 0 || r.stdout != "10000\n" {
+		t.Fatalf("id -u as hermes: exit %d, %q", r.code, r.stdout)
+	}
+	if got := c.exec("root", "/bin/tail", "-n", "1", "/opt/data/.local/ran").stdout; got != "10000 id\n" {
+		t.Errorf("docker exec -u hermes id did not run the planted id (last line %q): the test plants nothing a lookup finds", got)
 	}
 }
 
