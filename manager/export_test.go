@@ -60,3 +60,10 @@ func CountLeaveWaits() (count func(name string) int, restore func()) {
 			leftWaitBegins = func(string) {}
 		}
 }
+
+// HoldDesired holds the lock a gateway request holds while it records and
+// applies, as one under way does, until release.
+func HoldDesired(m *Manager) (release func()) {
+	m.desiredMu.Lock()
+	return m.desiredMu.Unlock
+}

@@ -126,17 +126,23 @@ func (m *Manager) StartStatic(env map[string]string) {
 // runs, or ctx ends. From then on no service starts, and check fails.
 func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 	m.Stopping()
+	// A start applyDesired let through before Stopping is applied before
+	// the services are stopped: wait for it, here, in the shutdown's own
+	// goroutine. Its record and its request take fsyncs and the runner's
+	// answer (seconds on a busy disk).
+	m.desiredMu.Lock()
+	//lint:ignore SA2001 the wait for the holder is the point
+	m.desiredMu.Unlock()
 	m.group.Shutdown(ctx, deadline)
 }
 
 // Stopping tells the manager the container's shutdown has begun, before
-// Shutdown is called: hsvc check fails from then on, and a start is
-// refused before it records anything (applyDesired, which holds desiredMu
-// too: a start it let through was applied before the shutdown stops the
-// service, and the shutdown records nothing).
+// Shutdown is called: hsvc check fails from then on, and a start or
+// restart is refused before it records anything (applyDesired reads the
+// flag under desiredMu; Shutdown waits for one already let through). It
+// returns at once: PID 1's loop calls it, and must not wait for a gateway
+// request under way.
 func (m *Manager) Stopping() {
-	m.desiredMu.Lock()
-	defer m.desiredMu.Unlock()
 	m.stopping.Store(true)
 }
 

@@ -637,6 +637,36 @@ func TestStartDuringShutdownRecordsNothing(t *testing.T) {
 	}
 }
 
+// PID 1's loop calls Stopping at the first SIGTERM: it returns while a
+// gateway request is under way (its record's fsyncs take seconds on a busy
+// disk, its start waits for the runner); it waited for that request, and
+// PID 1 forwarded no signal meanwhile. Shutdown waits for it instead.
+func TestStoppingDoesNotWaitForARequest(t *testing.T) {
+	f := mt.Start(t, mt.Env+"services:\n  d:\n    command: [sleep, inf]\n", nil)
+	release := manager.HoldDesired(f.M)
+	stopping := make(chan struct{})
+	go func() { f.M.Stopping(); close(stopping) }()
+	select {
+	case <-stopping:
+	case <-time.After(5 * time.Second):
+		release()
+		t.Fatal("Stopping waited for the gateway request under way")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	shut := make(chan struct{})
+	go func() { f.M.Shutdown(ctx, time.Now().Add(5*time.Second)); close(shut) }()
+	release()
+	select {
+	case <-shut:
+	case <-ctx.Done():
+		t.Fatal("Shutdown did not end")
+	}
+	if st := f.State("d"); st != "down" {
+		t.Errorf("d after the shutdown: %s, want down", st)
+	}
+}
+
 // s6-svc -O (once) starts nothing: it is answered during the shutdown as
 // before it, when only starts are refused.
 func TestOnceDuringShutdown(t *testing.T) {
