@@ -67,8 +67,9 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 	}
 	if !r.want {
 		// A run once (s6-svc -o) whose start failed: that was its run, and
-		// it ends as settle ends one that started, down.
-		r.set(StateDown, "stopped")
+		// it ends as settle ends one that started, down; the reason says
+		// why it could not start (hsvc start --once --wait answers it).
+		r.set(StateDown, desc)
 		return
 	}
 	if !restartable(def, ex) {

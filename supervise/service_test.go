@@ -639,10 +639,11 @@ func TestWantWhileStoppingIsShown(t *testing.T) {
 func TestStartOnceFailedStartIsTheRun(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
-		name string
-		cmd  []string
-		code int
-	}{{"missing", []string{filepath.Join(t.TempDir(), "missing")}, 127}, {"exits", []string{"/bin/sh", "-c", "exit 3"}, 3}} {
+		name   string
+		cmd    []string
+		code   int
+		reason string // a start that failed says why
+	}{{"missing", []string{filepath.Join(t.TempDir(), "missing")}, 127, "no such file or directory"}, {"exits", []string{"/bin/sh", "-c", "exit 3"}, 3, "stopped"}} {
 		d := def(tc.name, "sleep", "inf")
 		d.Command, d.Essential = tc.cmd, true
 		s := f.add(d, false)
@@ -653,6 +654,9 @@ func TestStartOnceFailedStartIsTheRun(t *testing.T) {
 		if st.Want != WantDown || st.Restarts != 0 || st.LastExit == nil || st.LastExit.Code != tc.code {
 			t.Errorf("%s: after a start for one run: want %s, restarts %d, last exit %+v; want down, 0, %d",
 				tc.name, st.Want, st.Restarts, st.LastExit, tc.code)
+		}
+		if !strings.Contains(st.Reason, tc.reason) {
+			t.Errorf("%s: reason %q, want one saying %q", tc.name, st.Reason, tc.reason)
 		}
 	}
 	f.mu.Lock()
