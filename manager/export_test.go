@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"hinit/scandir"
+	"hinit/supervise"
 )
 
 // ApplyEvent applies one scandir event as the manager's watcher loop does,
@@ -66,4 +67,12 @@ func CountLeaveWaits() (count func(name string) int, restore func()) {
 func HoldDesired(m *Manager) (release func()) {
 	m.desiredMu.Lock()
 	return m.desiredMu.Unlock
+}
+
+// ApplyDesired is applyDesired with the request's apply replaced by apply,
+// for a test to apply a request as a moment of the service's life does.
+func ApplyDesired(m *Manager, name, verb string, apply func(s *supervise.Service) error) error {
+	s := m.group.Get(name)
+	_, err := m.applyDesired(s, verb, false, func() error { return apply(s) })
+	return err
 }

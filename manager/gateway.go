@@ -60,8 +60,8 @@ var errUnregistered = errors.New("unregistered meanwhile")
 // shutdown has begun (Stopping) nothing starts, and a start or restart is
 // refused before it is recorded: the gateway that runs now must come back.
 // A stop whose signal could not be sent (no CAP_KILL) leaves the gateway
-// running, and records "running" again, so that the next boot does not do
-// what never happened.
+// running (or wanted up, between two processes), and records "running"
+// again, so that the next boot does not do what never happened.
 func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
 	m.desiredMu.Lock()
 	defer m.desiredMu.Unlock()
@@ -72,8 +72,13 @@ func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, app
 		return nil, supervise.ErrShuttingDown
 	}
 	unrecorded = m.recordDesired(s, verb, once)
-	if err = apply(); err != nil && unrecorded == nil && verb == control.VerbStop && s.Status().PID != 0 {
-		unrecorded = m.recordDesired(s, control.VerbStart, once)
+	if err = apply(); err != nil && unrecorded == nil && verb == control.VerbStop {
+		// The stop was not applied: the gateway runs on, or is wanted up
+		// and backs off to its restart (s6-svc -O set it down: then only
+		// a process still running is kept).
+		if st := s.Status(); st.PID != 0 || st.Want == supervise.WantUp {
+			unrecorded = m.recordDesired(s, control.VerbStart, once)
+		}
 	}
 	return unrecorded, err
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"hinit/manager"
 	mt "hinit/manager/managertest"
 	"hinit/scandir"
+	"hinit/supervise"
 )
 
 func TestMain(m *testing.M) {
@@ -634,6 +636,39 @@ func TestStartDuringShutdownRecordsNothing(t *testing.T) {
 				t.Errorf("a refused %s during the shutdown left desired_state %q, want running", verb, d)
 			}
 		})
+	}
+}
+
+// A gateway stop whose signal could not be sent (no CAP_KILL) leaves the
+// gateway wanted up: "running" is recorded again also when the process
+// ended on its own meanwhile, and backs off to its restart; that was
+// recorded only while a process ran, and the next boot kept the gateway
+// down.
+func TestFailedStopRecordsRunningWhileRestarting(t *testing.T) {
+	// A minute's backoff: the gateway is sure to be between two processes
+	// when the stop's answer is recorded.
+	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+
+		"\n    backoff: {initial: 1m, max: 1m}\n    "+testEnv, nil)
+	dir := filepath.Join(f.Home, "profiles", "coder")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "gateway_state.json")
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"}, 0, "")
+	err := manager.ApplyDesired(f.M, "gateway-coder", control.VerbStop, func(s *supervise.Service) error {
+		pid := s.Status().PID
+		if pid == 0 {
+			t.Fatal("gateway-coder runs no process")
+		}
+		syscall.Kill(pid, syscall.SIGKILL) // it ends on its own before the stop's signal
+		testprog.WaitFor(t, 5*time.Second, "the gateway's backoff", func() bool { return s.Status().State == supervise.StateBackoff })
+		return syscall.EPERM
+	})
+	if err != syscall.EPERM {
+		t.Fatalf("the stop answered %v, want EPERM", err)
+	}
+	if d := desiredState(state); d != "running" {
+		t.Errorf("after a stop that could not be sent, desired_state %q, want running (the gateway restarts)", d)
 	}
 }
 
