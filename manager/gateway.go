@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -71,16 +72,60 @@ func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, app
 	if m.stopping.Load() && (verb == control.VerbStart || verb == control.VerbRestart) {
 		return nil, supervise.ErrShuttingDown
 	}
+	var before string // a stop's: what the next boot would have done
+	if verb == control.VerbStop && !once {
+		before = m.bootIntent(s)
+	}
 	unrecorded = m.recordDesired(s, verb, once)
-	if err = apply(); err != nil && unrecorded == nil && verb == control.VerbStop {
-		// The stop was not applied: the gateway runs on, or is wanted up
-		// and backs off to its restart (s6-svc -O set it down: then only
-		// a process still running is kept).
-		if st := s.Status(); st.PID != 0 || st.Want == supervise.WantUp {
-			unrecorded = m.recordDesired(s, control.VerbStart, once)
-		}
+	if err = apply(); err != nil && unrecorded == nil && verb == control.VerbStop && keptRunning(before, s.Status()) {
+		unrecorded = m.recordDesired(s, control.VerbStart, once)
 	}
 	return unrecorded, err
+}
+
+// keptRunning reports whether a gateway whose stop was not applied is to
+// be recorded running again: what the next boot would have done before
+// the stop (before), the record being the user's lasting wish, which a run
+// once (start --once, s6-svc -o) leaves as it was. With no such record
+// (none, or not readable): whether it runs on, or is wanted up and backs
+// off to its restart (s6-svc -O set it down: then only a process still
+// running counts).
+func keptRunning(before string, st supervise.Status) bool {
+	switch before {
+	case gwstate.Running:
+		return true
+	case gwstate.Stopped:
+		return false
+	}
+	return st.PID != 0 || st.Want == supervise.WantUp
+}
+
+// bootIntent is what the next boot would do with gateway s, read as the
+// image's user: gwstate.Running, gwstate.Stopped, or "" when s is no
+// gateway or nothing readable says.
+func (m *Manager) bootIntent(s *supervise.Service) string {
+	path, ok := m.statePath(s.Status())
+	if !ok {
+		return ""
+	}
+	var state string
+	m.asUser(func() error {
+		state, _ = gwstate.ReadDesired(path)
+		return nil
+	})
+	return state
+}
+
+// statePath is the state file of the gateway st is, if it is one.
+func (m *Manager) statePath(st supervise.Status) (string, bool) {
+	if m.gw.rc == nil || !m.gw.isGateway(st) {
+		return "", false
+	}
+	profile, ok := gwstate.ProfileOf(m.gw.template(), st.Name)
+	if !ok {
+		return "", false
+	}
+	return m.gw.home().StateFile(profile), true
 }
 
 // recordDesired writes what a user asked of a gateway into its profile's
@@ -94,23 +139,19 @@ func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, app
 // report: the next boot would undo the request.
 func (m *Manager) recordDesired(s *supervise.Service, verb string, once bool) error {
 	st := s.Status()
-	if m.gw.rc == nil || !m.gw.isGateway(st) || once || verb == control.VerbOnce {
+	path, ok := m.statePath(st)
+	if !ok || once || verb == control.VerbOnce {
 		return nil
 	}
 	desired := gwstate.Running
 	if verb == control.VerbStop {
 		desired = gwstate.Stopped
 	}
-	profile, ok := gwstate.ProfileOf(m.gw.template(), st.Name)
-	if !ok {
-		return nil
-	}
-	path := m.gw.home().StateFile(profile)
 	err := m.asUser(func() error { return gwstate.SetDesired(path, desired, time.Now()) })
 	if errors.Is(err, fs.ErrNotExist) {
 		// No profile dir (hermes profile delete removed it first): no
 		// boot will start a gateway for it, there is nothing to keep.
-		if _, serr := os.Lstat(m.gw.home().ProfileDir(profile)); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := os.Lstat(filepath.Dir(path)); errors.Is(serr, fs.ErrNotExist) { // the profile dir
 			return nil
 		}
 	}

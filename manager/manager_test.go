@@ -672,6 +672,31 @@ func TestFailedStopRecordsRunningWhileRestarting(t *testing.T) {
 	}
 }
 
+// A gateway stopped for good, then run once (start --once records
+// nothing), whose stop could not be sent stays stopped for the next boot:
+// the run once was no lasting wish. The process running made it "running".
+func TestFailedStopAfterRunOnceKeepsStopped(t *testing.T) {
+	f, state := coderGateway(t)
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbStop, Names: []string{"gateway-coder"}, Wait: "5s"}, 0, "")
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"gateway-coder"}, Once: true, Wait: "5s"}, 0, "")
+	if d := desiredState(state); d != "stopped" {
+		t.Fatalf("after stop and a run once, desired_state %q, want stopped", d)
+	}
+	err := manager.ApplyDesired(f.M, "gateway-coder", control.VerbStop, func(s *supervise.Service) error {
+		if s.Status().PID == 0 {
+			t.Fatal("gateway-coder runs no process")
+		}
+		return syscall.EPERM
+	})
+	if err != syscall.EPERM {
+		t.Fatalf("the stop answered %v, want EPERM", err)
+	}
+	if d := desiredState(state); d != "stopped" {
+		t.Errorf("a failed stop of a gateway run once left desired_state %q, want stopped", d)
+	}
+}
+
 // PID 1's loop calls Stopping at the first SIGTERM: it returns while a
 // gateway request is under way (its record's fsyncs take seconds on a busy
 // disk, its start waits for the runner); it waited for that request, and
