@@ -126,14 +126,31 @@ func (m *Manager) StartStatic(env map[string]string) {
 // runs, or ctx ends. From then on no service starts, and check fails.
 func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 	m.Stopping()
-	// A start applyDesired let through before Stopping is applied before
-	// the services are stopped: wait for it, here, in the shutdown's own
-	// goroutine. Its record and its request take fsyncs and the runner's
-	// answer (seconds on a busy disk).
-	m.desiredMu.Lock()
-	//lint:ignore SA2001 the wait for the holder is the point
-	m.desiredMu.Unlock()
+	m.awaitRequest(deadline)
 	m.group.Shutdown(ctx, deadline)
+}
+
+// awaitRequest waits, in the shutdown's own goroutine, for a gateway
+// request applyDesired let through before Stopping, so that a start it
+// applies comes before the services are stopped. Its record takes fsyncs
+// and its request the runner's answer: seconds on a busy disk, for ever
+// on a hung one; so never past deadline, when every service must have had
+// its stop signal.
+func (m *Manager) awaitRequest(deadline time.Time) {
+	done := make(chan struct{})
+	go func() {
+		m.desiredMu.Lock()
+		//lint:ignore SA2001 the wait for the holder is the point
+		m.desiredMu.Unlock()
+		close(done)
+	}()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		m.log.Warn("shutdown: a gateway request is still recording at the deadline; stopping the services anyway")
+	}
 }
 
 // Stopping tells the manager the container's shutdown has begun, before

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -724,6 +725,44 @@ func TestStoppingDoesNotWaitForARequest(t *testing.T) {
 	}
 	if st := f.State("d"); st != "down" {
 		t.Errorf("d after the shutdown: %s, want down", st)
+	}
+}
+
+// A request still recording at the shutdown's deadline (a hung volume)
+// does not keep the services from their stop: Shutdown waits for it up to
+// the deadline only.
+func TestShutdownDoesNotWaitPastDeadline(t *testing.T) {
+	f := mt.Start(t, mt.Env+"services:\n  d:\n    command: [sleep, inf]\n", nil)
+	release := manager.HoldDesired(f.M)
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	shut := make(chan struct{})
+	go func() { f.M.Shutdown(ctx, time.Now().Add(100*time.Millisecond)); close(shut) }()
+	select {
+	case <-shut:
+	case <-ctx.Done():
+		t.Fatal("Shutdown waited for the request past its deadline")
+	}
+	if st := f.State("d"); st != "down" {
+		t.Errorf("d after the shutdown: %s, want down", st)
+	}
+}
+
+// A register once the shutdown has begun is refused as a start is: it
+// neither publishes a slot nor records "running" for the next boot.
+func TestRegisterDuringShutdown(t *testing.T) {
+	f, state := coderGateway(t)
+	f.M.Stopping()
+	resp := f.Do(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"})
+	if resp.Code != control.CodeFailed || !strings.Contains(resp.Error, "the container is shutting down") {
+		t.Errorf("register during the shutdown answered %d %q, want %d and why", resp.Code, resp.Error, control.CodeFailed)
+	}
+	if d := desiredState(state); d != "" {
+		t.Errorf("a refused register recorded desired_state %q", d)
+	}
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "gateway-coder")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused register left its slot: %v", err)
 	}
 }
 

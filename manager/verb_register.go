@@ -27,6 +27,9 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if m.scandir == "" {
 		return control.Errorf(control.CodeFailed, "dynamic services are off (no writable scandir); see hinit's log")
 	}
+	if m.stopping.Load() { // as a start then: nothing new starts or is recorded
+		return control.Errorf(control.CodeFailed, "register %s: %v", svcname.Join(req.Template, req.Instance), supervise.ErrShuttingDown)
+	}
 	if _, ok := m.cfg.Templates[req.Template]; !ok {
 		return control.Errorf(control.CodeUsage, "no template %q in %s", req.Template, m.configName())
 	}
