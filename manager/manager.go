@@ -133,9 +133,12 @@ func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 // awaitRequest waits, in the shutdown's own goroutine, for a gateway
 // request applyDesired let through before Stopping, so that a start it
 // applies comes before the services are stopped. Its record takes fsyncs
-// and its request the runner's answer: seconds on a busy disk, for ever
-// on a hung one; so never past deadline, when every service must have had
-// its stop signal.
+// and its request the runner's answer: milliseconds, a second on a busy
+// disk, for ever on a hung one; so at most maxRequestWait, and a quarter
+// of the time left, which is the services' to stop in: a service whose
+// stop begins at the deadline gets its SIGKILL with its stop signal. A
+// request that gets through later starts nothing: the stopped services
+// refuse it.
 func (m *Manager) awaitRequest(deadline time.Time) {
 	done := make(chan struct{})
 	go func() {
@@ -144,14 +147,18 @@ func (m *Manager) awaitRequest(deadline time.Time) {
 		m.desiredMu.Unlock()
 		close(done)
 	}()
-	t := time.NewTimer(time.Until(deadline))
+	t := time.NewTimer(min(maxRequestWait, time.Until(deadline)/4))
 	defer t.Stop()
 	select {
 	case <-done:
 	case <-t.C:
-		m.log.Warn("shutdown: a gateway request is still recording at the deadline; stopping the services anyway")
+		m.log.Warn("shutdown: a gateway request is still under way (a slow or hung volume?); stopping the services anyway")
 	}
 }
+
+// maxRequestWait is the longest the shutdown waits for a gateway request
+// under way (awaitRequest).
+const maxRequestWait = time.Second
 
 // Stopping tells the manager the container's shutdown has begun, before
 // Shutdown is called: hsvc check fails from then on, and a start or
