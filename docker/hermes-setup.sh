@@ -19,8 +19,9 @@ set -eu
 # volume, ahead of /usr/bin: a program planted there as `id`, `tr` or
 # `s6-setuidgid` would run as root at the next boot. The steps that run as
 # hermes get the container's PATH back (as_hermes).
-CONTAINER_PATH=$PATH
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+PATH_ROOT=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+CONTAINER_PATH=${PATH:-$PATH_ROOT}
+PATH=$PATH_ROOT
 export PATH
 
 HERMES_HOME="${HERMES_HOME:-/opt/data}"

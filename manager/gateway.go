@@ -61,8 +61,8 @@ var errUnregistered = errors.New("unregistered meanwhile")
 // shutdown has begun (Stopping) nothing starts, and a start or restart is
 // refused before it is recorded: the gateway that runs now must come back.
 // A stop whose signal could not be sent (no CAP_KILL) leaves the gateway
-// running (or wanted up, between two processes), and records "running"
-// again, so that the next boot does not do what never happened.
+// as it was, and puts back what the next boot would have done before it
+// (keptRunning), so that the next boot does not do what never happened.
 func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
 	m.desiredMu.Lock()
 	defer m.desiredMu.Unlock()
