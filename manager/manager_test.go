@@ -595,7 +595,14 @@ func TestPatientWait(t *testing.T) {
 // gateway_state.json.
 func coderGateway(t *testing.T) (*mt.Fixture, string) {
 	t.Helper()
-	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	return coderGatewayWith(t, "")
+}
+
+// coderGatewayWith is coderGateway with more keys (each line indented as
+// the template's) in the template.
+func coderGatewayWith(t *testing.T, keys string) (*mt.Fixture, string) {
+	t.Helper()
+	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n"+keys+"    "+testEnv, nil)
 	dir := filepath.Join(f.Home, "profiles", "coder")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -648,26 +655,12 @@ func TestStartDuringShutdownRecordsNothing(t *testing.T) {
 func TestFailedStopRecordsRunningWhileRestarting(t *testing.T) {
 	// A minute's backoff: the gateway is sure to be between two processes
 	// when the stop's answer is recorded.
-	f := mt.Start(t, "reconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+
-		"\n    backoff: {initial: 1m, max: 1m}\n    "+testEnv, nil)
-	dir := filepath.Join(f.Home, "profiles", "coder")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "gateway_state.json")
+	f, state := coderGatewayWith(t, "    backoff: {initial: 1m, max: 1m}\n")
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"}, 0, "")
-	err := manager.ApplyDesired(f.M, "gateway-coder", control.VerbStop, func(s *supervise.Service) error {
-		pid := s.Status().PID
-		if pid == 0 {
-			t.Fatal("gateway-coder runs no process")
-		}
+	failStop(t, f, func(pid int, s *supervise.Service) {
 		syscall.Kill(pid, syscall.SIGKILL) // it ends on its own before the stop's signal
 		testprog.WaitFor(t, 5*time.Second, "the gateway's backoff", func() bool { return s.Status().State == supervise.StateBackoff })
-		return syscall.EPERM
 	})
-	if err != syscall.EPERM {
-		t.Fatalf("the stop answered %v, want EPERM", err)
-	}
 	if d := desiredState(state); d != "running" {
 		t.Errorf("after a stop that could not be sent, desired_state %q, want running (the gateway restarts)", d)
 	}
@@ -684,17 +677,26 @@ func TestFailedStopAfterRunOnceKeepsStopped(t *testing.T) {
 	if d := desiredState(state); d != "stopped" {
 		t.Fatalf("after stop and a run once, desired_state %q, want stopped", d)
 	}
+	failStop(t, f, func(int, *supervise.Service) {})
+	if d := desiredState(state); d != "stopped" {
+		t.Errorf("a failed stop of a gateway run once left desired_state %q, want stopped", d)
+	}
+}
+
+// failStop applies a stop of gateway-coder whose signal cannot be sent
+// (EPERM, as without CAP_KILL), after meanwhile(pid of its process).
+func failStop(t *testing.T, f *mt.Fixture, meanwhile func(pid int, s *supervise.Service)) {
+	t.Helper()
 	err := manager.ApplyDesired(f.M, "gateway-coder", control.VerbStop, func(s *supervise.Service) error {
-		if s.Status().PID == 0 {
+		pid := s.Status().PID
+		if pid == 0 {
 			t.Fatal("gateway-coder runs no process")
 		}
+		meanwhile(pid, s)
 		return syscall.EPERM
 	})
 	if err != syscall.EPERM {
 		t.Fatalf("the stop answered %v, want EPERM", err)
-	}
-	if d := desiredState(state); d != "stopped" {
-		t.Errorf("a failed stop of a gateway run once left desired_state %q, want stopped", d)
 	}
 }
 
