@@ -36,6 +36,7 @@ import (
 	"hinit/account"
 	"hinit/asuser"
 	"hinit/childsig"
+	"hinit/trust"
 )
 
 // Session says what session and process group a program gets.
@@ -83,6 +84,13 @@ type Program struct {
 	// working directory.
 	Workdir string
 	InHome  bool
+	// RootsPATH: the program runs as root from a definition (a boot hook,
+	// a service): its command is looked up in, and it gets, a PATH of the
+	// dirs only root can change (trust.RootOnly). The hermes image's
+	// holds /opt/data/.local/bin, a dir of the hermes user's volume: a
+	// program planted there would run as root. Main keeps its PATH whole,
+	// as under tini.
+	RootsPATH bool
 	// Files are the child's fds 0, 1, 2... (^uintptr(0): closed).
 	Files   []uintptr
 	Session Session
@@ -107,7 +115,16 @@ func (p Program) Build() (*Cmd, error) {
 		return nil, errors.New("no command")
 	}
 	env := Environ(p.Env, p.User, p.Own)
+	var left []string // PATH dirs left out for root
+	if v, ok := env["PATH"]; ok && p.RootsPATH {
+		env["PATH"], left = rootsPath(v)
+	}
 	path, err := LookPath(p.Argv[0], env)
+	if errors.Is(err, ErrNotFound) && len(left) > 0 {
+		if found, ferr := LookPath(p.Argv[0], map[string]string{"PATH": strings.Join(left, ":")}); ferr == nil {
+			return nil, fmt.Errorf("%w (only %s, in a dir another user than root can change, has it: not run as root)", err, found)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +272,20 @@ func LookPath(file string, env map[string]string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
+}
+
+// rootsPath is the PATH value v without the dirs someone other than root
+// can change (trust.RootOnly), and those it left out.
+func rootsPath(v string) (kept string, left []string) {
+	var keep []string
+	for _, dir := range filepath.SplitList(v) {
+		if ok, _ := trust.RootOnly(dir); ok {
+			keep = append(keep, dir)
+		} else {
+			left = append(left, dir)
+		}
+	}
+	return strings.Join(keep, ":"), left
 }
 
 // ExitCode is what a shell reports for a command it cannot run: 127 when

@@ -78,6 +78,46 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// A program root runs from a definition (RootsPATH) is looked up in, and
+// gets, the PATH dirs only root can change: the hermes image's PATH holds
+// a dir of the hermes user's volume ahead of /usr/bin.
+func TestBuildRootsPATH(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a dir to another user")
+	}
+	base := t.TempDir()
+	userBin, rootBin := filepath.Join(base, "user"), filepath.Join(base, "root")
+	for _, d := range []string{userBin, rootBin} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(userBin, 10000, 10000); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{userBin + "/prog", rootBin + "/prog", userBin + "/planted"} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"PATH": userBin + ":" + rootBin}
+	cmd, err := Program{Argv: []string{"prog"}, Env: env, RootsPATH: true}.Build()
+	if err != nil || cmd.Path != rootBin+"/prog" || !slices.Contains(cmd.Attr.Env, "PATH="+rootBin) {
+		t.Errorf("as root: %+v, %v; want %s/prog, and PATH=%s", cmd, err, rootBin, rootBin)
+	}
+	cmd, err = Program{Argv: []string{"prog"}, Env: env}.Build()
+	if err != nil || cmd.Path != userBin+"/prog" || !slices.Contains(cmd.Attr.Env, "PATH="+env["PATH"]) {
+		t.Errorf("main: %+v, %v; want %s/prog and the whole PATH", cmd, err, userBin)
+	}
+	_, err = Program{Argv: []string{"planted"}, Env: env, RootsPATH: true}.Build()
+	if want := `"planted": executable file not found in $PATH (only ` + userBin + `/planted, in a dir another user than root can change, has it: not run as root)`; err == nil || err.Error() != want || ExitCode(err) != 127 {
+		t.Errorf("only in the user's dir: %v (exit %d), want %q and 127", err, ExitCode(err), want)
+	}
+	if env["PATH"] != userBin+":"+rootBin {
+		t.Errorf("the caller's environment changed: PATH=%s", env["PATH"])
+	}
+}
+
 // StartError blames a working dir the program cannot enter, also for a
 // program without an account of its own (main of a non-root hinit): that
 // used to dereference the nil account and panic PID 1.

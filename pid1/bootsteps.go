@@ -135,7 +135,7 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 		errOut = out
 	}
 	prog := launch.Program{Argv: hook.Command, Env: h.containerEnv(), Files: []uintptr{devnull.Fd(), out, errOut},
-		Session: launch.NewGroup}
+		Session: launch.NewGroup, RootsPATH: h.root}
 	cmd, err := prog.Build()
 	if err != nil {
 		return launch.ExitCode(err), err

@@ -193,6 +193,36 @@ func TestBootHookStopsTheContainer(t *testing.T) {
 	}
 }
 
+// A boot hook runs as root: its command is looked up, and it runs with a
+// PATH, of the dirs only root can change. With the hermes image's PATH a
+// program the hermes user put in /opt/data/.local/bin, ahead of /usr/bin,
+// ran as root at the next boot.
+func TestBootHookRootsPATH(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a dir to another user")
+	}
+	base := t.TempDir()
+	userBin, rootBin := filepath.Join(base, "user"), filepath.Join(base, "root")
+	for _, d := range []string{userBin, rootBin} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(userBin, 10000, 10000); err != nil {
+		t.Fatal(err)
+	}
+	for p, who := range map[string]string{userBin + "/setup": "planted", rootBin + "/setup": "root's"} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho \""+who+" PATH=$PATH\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := "boot:\n  - {name: setup, command: [setup]}\n"
+	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/true"}, env: []string{"PATH=" + userBin + ":" + rootBin + ":/usr/bin:/bin"}})
+	if want := "root's PATH=" + rootBin + ":/usr/bin:/bin\n"; code != 0 || !strings.Contains(p.stdout.String(), want) || strings.Contains(p.stdout.String(), "planted") {
+		t.Errorf("exit %d, stdout %q; want 0 and %q", code, p.stdout, want)
+	}
+}
+
 func checkMode(t *testing.T, path string, mode os.FileMode, uid, gid uint32) {
 	t.Helper()
 	fi, err := os.Lstat(path)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -27,7 +26,7 @@ import (
 // sfd with O_NOFOLLOW, so owner, service.yaml and down all come from the
 // same dir even if a writer swaps it (or the scandir) for a symlink
 // meanwhile. seed is the Watcher's, for Entry.sum.
-func readEntry(sfd int, name, path string, s6 bool, links []pathLink, seed maphash.Seed) (e Entry, ok bool, err error) {
+func readEntry(sfd int, name, path string, s6 bool, links []trust.Link, seed maphash.Seed) (e Entry, ok bool, err error) {
 	dfd, err := unix.Openat(sfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return Entry{}, false, nil
@@ -44,7 +43,7 @@ func readEntry(sfd int, name, path string, s6 bool, links []pathLink, seed mapha
 	var judge trust.Judge
 	judge.Add(path, &st)
 	for _, l := range links { // they chose the scandir
-		judge.AddReplacers(l.path, l.parent, &l.st, &l.pst)
+		judge.AddReplacers(l.Path, l.Parent, &l.St, &l.Pst)
 	}
 	e.YAML, e.ModTime, e.Err = readYAML(dfd, path, &judge)
 	if errors.Is(e.Err, unix.ENOENT) && s6 {
@@ -96,56 +95,6 @@ func execParent(sfd int, path string, judge *trust.Judge) error {
 		judge.AddReplacers(p, filepath.Dir(p), &st, &pst)
 	}
 	return nil
-}
-
-// pathLink is a symlink met resolving the scandir's path: its lstat, and
-// the stat of the dir holding it.
-type pathLink struct {
-	path, parent string
-	st, pst      unix.Stat_t
-}
-
-// symlinksOf lists the symlinks resolving the absolute path goes through,
-// those of their targets included, as the kernel follows them.
-func symlinksOf(path string, depth int) ([]pathLink, error) {
-	if depth > 40 {
-		return nil, fmt.Errorf("%s: %w", path, unix.ELOOP)
-	}
-	var links []pathLink
-	dir := "/"
-	for _, c := range strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/") {
-		if c == "" {
-			continue
-		}
-		next := filepath.Join(dir, c)
-		l := pathLink{path: next, parent: dir}
-		if err := unix.Lstat(next, &l.st); err != nil {
-			return nil, fmt.Errorf("stat %s: %w", next, err)
-		}
-		if l.st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			dir = next
-			continue
-		}
-		if err := unix.Stat(dir, &l.pst); err != nil {
-			return nil, fmt.Errorf("stat %s: %w", dir, err)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return nil, err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		sub, err := symlinksOf(target, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		links = append(append(links, l), sub...)
-		if dir, err = filepath.EvalSymlinks(target); err != nil {
-			return nil, err
-		}
-	}
-	return links, nil
 }
 
 // hasFile reports whether anything named name exists in the dir dfd; a

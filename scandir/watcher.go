@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/trust"
 )
 
 // Watcher reports the dynamic services of one scandir. Its state belongs to
@@ -48,7 +50,7 @@ type Watcher struct {
 	// links are the symlinks the scandir's path led through when Run
 	// resolved it: whoever could replace one chose the dir watched, and
 	// is judged with every entry (readEntry).
-	links  []pathLink
+	links  []trust.Link
 	dirs   watches // the service dirs' own watches
 	logs   watches // with S6: the watches of s6 dirs' log/, by their dir's name
 	warned map[string]string
@@ -118,7 +120,7 @@ func (w *Watcher) watchScandir(in *inotify) error {
 	if err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
-	if w.links, err = symlinksOf(abs, 0); err != nil {
+	if w.links, err = trust.Symlinks(abs); err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
 	dir, err := filepath.EvalSymlinks(abs)

@@ -53,7 +53,7 @@ func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool 
 	files := r.io.files(devnull, out)
 	prog := launch.Program{Argv: argv, Env: r.deps.Environ(), User: p.acct, Switch: r.deps.Root, Own: p.def.Env,
 		Workdir: p.def.Workdir, Files: files, Session: launch.NewSession,
-		DefaultSignals: p.def.DefaultSignals}
+		DefaultSignals: p.def.DefaultSignals, RootsPATH: r.asRoot(p.acct)}
 	cmd, err := prog.Build()
 	var pid int
 	var done <-chan reaper.Status

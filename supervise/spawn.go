@@ -65,7 +65,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	}
 	prog := launch.Program{Argv: def.Command, Env: env, User: acct, Switch: r.deps.Root, Own: def.Env,
 		Workdir: def.Workdir, InHome: true, Session: launch.NewSession,
-		DefaultSignals: def.DefaultSignals}
+		DefaultSignals: def.DefaultSignals, RootsPATH: r.asRoot(acct)}
 	cmd, err := prog.Build()
 	if err != nil {
 		return nil, err // before the log opens: a command that cannot run creates no log file
@@ -99,6 +99,11 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	}
 	inst.started = time.Now()
 	return inst, nil
+}
+
+// asRoot reports whether a program started as acct runs as root.
+func (r *runner) asRoot(acct *account.Account) bool {
+	return r.deps.Root && acct != nil && acct.UID == 0
 }
 
 // account resolves who the service runs as. When hinit is not root nothing
