@@ -17,12 +17,18 @@ set -eu
 # Every command is looked up in root's own dirs. The container's PATH (the
 # official image's) holds /opt/data/.local/bin, a dir of the hermes user's
 # volume, ahead of /usr/bin: a program planted there as `id`, `tr` or
-# `s6-setuidgid` would run as root at the next boot. The steps that run as
-# hermes get the container's PATH back (as_hermes).
+# `s6-setuidgid` would run as root at the next boot. (hinit gives a root
+# hook only the dirs of PATH only root can change; this hook does not rely
+# on it.) The steps that run as hermes get the container's whole PATH back
+# (as_hermes), as the environment dir holds it.
 PATH_ROOT=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 CONTAINER_PATH=${PATH:-$PATH_ROOT}
 PATH=$PATH_ROOT
 export PATH
+envpath=${HINIT_RUNTIME_DIR:-/run/hinit}/env/PATH
+if [ -f "$envpath" ] && [ ! -L "$envpath" ] && p=$(cat "$envpath" 2>/dev/null) && [ -n "$p" ]; then
+	CONTAINER_PATH=$p
+fi
 
 HERMES_HOME="${HERMES_HOME:-/opt/data}"
 INSTALL_DIR="${HERMES_INSTALL_DIR:-/opt/hermes}"

@@ -115,16 +115,12 @@ func (p Program) Build() (*Cmd, error) {
 		return nil, errors.New("no command")
 	}
 	env := Environ(p.Env, p.User, p.Own)
-	var left []string // PATH dirs left out for root
-	if v, ok := env["PATH"]; ok && p.RootsPATH {
-		env["PATH"], left = rootsPath(v)
+	lookup := LookPath
+	if p.RootsPATH {
+		lookup = rootLookPath
+		rootsPath(env)
 	}
-	path, err := LookPath(p.Argv[0], env)
-	if errors.Is(err, ErrNotFound) && len(left) > 0 {
-		if found, ferr := LookPath(p.Argv[0], map[string]string{"PATH": strings.Join(left, ":")}); ferr == nil {
-			return nil, fmt.Errorf("%w (only %s, in a dir another user than root can change, has it: not run as root)", err, found)
-		}
-	}
+	path, err := lookup(p.Argv[0], env)
 	if err != nil {
 		return nil, err
 	}
@@ -274,18 +270,65 @@ func LookPath(file string, env map[string]string) (string, error) {
 	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
 }
 
-// rootsPath is the PATH value v without the dirs someone other than root
-// can change (trust.RootOnly), and those it left out.
-func rootsPath(v string) (kept string, left []string) {
+// rootDefaultPath is the PATH of a program root runs when none of its
+// own dirs is root's only: an empty PATH is the working dir to a shell.
+const rootDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// rootsPath leaves out of env's PATH the dirs someone other than root can
+// change (trust.RootOnly), keeping the rest in order; with none left, the
+// root dirs of rootDefaultPath, and with none of those either, no PATH.
+func rootsPath(env map[string]string) {
+	v, ok := env["PATH"]
+	if !ok {
+		return
+	}
+	keep := rootDirs(v)
+	if len(keep) == 0 {
+		keep = rootDirs(rootDefaultPath)
+	}
+	if len(keep) == 0 {
+		delete(env, "PATH")
+		return
+	}
+	env["PATH"] = strings.Join(keep, ":")
+}
+
+// rootDirs are the dirs of the PATH value v only root can change.
+func rootDirs(v string) []string {
 	var keep []string
 	for _, dir := range filepath.SplitList(v) {
 		if ok, _ := trust.RootOnly(dir); ok {
 			keep = append(keep, dir)
-		} else {
-			left = append(left, dir)
 		}
 	}
-	return strings.Join(keep, ":"), left
+	return keep
+}
+
+// rootLookPath is LookPath for a program root runs, in a PATH rootsPath
+// made: a file someone other than root can change (trust.RootProgram) is
+// passed over. The error names the first one passed over, and why.
+func rootLookPath(file string, env map[string]string) (string, error) {
+	if strings.Contains(file, "/") {
+		return file, nil // named by its path in a definition root wrote
+	}
+	var passed error
+	for _, dir := range filepath.SplitList(env["PATH"]) {
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+			continue
+		}
+		if why := trust.RootProgram(p); why != nil {
+			if passed == nil {
+				passed = fmt.Errorf("%s passed over, not root's only: %w", p, why)
+			}
+			continue
+		}
+		return p, nil
+	}
+	if passed != nil {
+		return "", fmt.Errorf("%q: %w (%v)", file, ErrNotFound, passed)
+	}
+	return "", fmt.Errorf("%q: %w (root's PATH, without the dirs another user could change: %s)", file, ErrNotFound, env["PATH"])
 }
 
 // ExitCode is what a shell reports for a command it cannot run: 127 when

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -110,8 +111,43 @@ func TestBuildRootsPATH(t *testing.T) {
 		t.Errorf("main: %+v, %v; want %s/prog and the whole PATH", cmd, err, userBin)
 	}
 	_, err = Program{Argv: []string{"planted"}, Env: env, RootsPATH: true}.Build()
-	if want := `"planted": executable file not found in $PATH (only ` + userBin + `/planted, in a dir another user than root can change, has it: not run as root)`; err == nil || err.Error() != want || ExitCode(err) != 127 {
+	if want := `"planted": executable file not found in $PATH (root's PATH, without the dirs another user could change: ` + rootBin + `)`; err == nil || err.Error() != want || ExitCode(err) != 127 {
 		t.Errorf("only in the user's dir: %v (exit %d), want %q and 127", err, ExitCode(err), want)
+	}
+	// In root's dir, a file of the user's, or root's link to one, is
+	// passed over: the next dir's runs.
+	otherRoot := filepath.Join(base, "other")
+	if err := os.Mkdir(otherRoot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{rootBin + "/theirs", otherRoot + "/theirs", otherRoot + "/linked"} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(rootBin+"/theirs", 10000, 10000); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(userBin+"/planted", rootBin+"/linked"); err != nil {
+		t.Fatal(err)
+	}
+	two := map[string]string{"PATH": rootBin + ":" + otherRoot}
+	for _, name := range []string{"theirs", "linked"} {
+		if cmd, err := (Program{Argv: []string{name}, Env: two, RootsPATH: true}).Build(); err != nil || cmd.Path != otherRoot+"/"+name {
+			t.Errorf("%s: %+v, %v; want %s/%s", name, cmd, err, otherRoot, name)
+		}
+	}
+	_, err = Program{Argv: []string{"theirs"}, Env: map[string]string{"PATH": rootBin}, RootsPATH: true}.Build()
+	if want := `"theirs": executable file not found in $PATH (` + rootBin + `/theirs passed over, not root's only: ` + rootBin + `/theirs is owned by uid 10000)`; err == nil || err.Error() != want {
+		t.Errorf("only the user's file in root's dir: %v, want %q", err, want)
+	}
+	// Nothing of the PATH is root's only: root's default dirs, never an
+	// empty PATH, which a shell reads as the working dir.
+	cmd, err = Program{Argv: []string{"/bin/true"}, Env: map[string]string{"PATH": userBin}, RootsPATH: true}.Build()
+	if err != nil || !slices.ContainsFunc(cmd.Attr.Env, func(e string) bool {
+		return strings.HasPrefix(e, "PATH=") && strings.Contains(e+":", ":/usr/bin:") && !strings.Contains(e, userBin)
+	}) {
+		t.Errorf("a PATH of the user's dir only: %+v, %v; want root's default dirs", cmd, err)
 	}
 	if env["PATH"] != userBin+":"+rootBin {
 		t.Errorf("the caller's environment changed: PATH=%s", env["PATH"])

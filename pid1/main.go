@@ -196,7 +196,9 @@ func withContenv(args []string) int {
 		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; is hinit running, and are you root or in its user's group?\n", err)
 		return 1
 	}
-	cmd, err := launch.Program{Argv: args, Env: env}.Build()
+	// Root's with-contenv (a root service's #!/command/with-contenv bash)
+	// gets root's PATH, as hinit gives what it runs as root.
+	cmd, err := launch.Program{Argv: args, Env: env, RootsPATH: os.Geteuid() == 0}.Build()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v\n", err)
 		return launch.ExitCode(err)

@@ -218,8 +218,23 @@ func TestBootHookRootsPATH(t *testing.T) {
 	}
 	cfg := "boot:\n  - {name: setup, command: [setup]}\n"
 	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/true"}, env: []string{"PATH=" + userBin + ":" + rootBin + ":/usr/bin:/bin"}})
-	if want := "root's PATH=" + rootBin + ":/usr/bin:/bin\n"; code != 0 || !strings.Contains(p.stdout.String(), want) || strings.Contains(p.stdout.String(), "planted") {
+	want := "root's PATH=" + rootBin + ":/usr/bin:/bin\n"
+	if code != 0 || !strings.Contains(p.stdout.String(), want) || strings.Contains(p.stdout.String(), "planted") {
 		t.Errorf("exit %d, stdout %q; want 0 and %q", code, p.stdout, want)
+	}
+	// Root's with-contenv too (#!/command/with-contenv bash in a root
+	// service): the environment dir holds the container's whole PATH.
+	run := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(run, "env"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "env", "PATH"), []byte(userBin+":"+rootBin+":/usr/bin:/bin"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testprog.Command("x")[0], "with-contenv", "setup")
+	cmd.Env = []string{"HINIT_TEST_AS_INIT=1", "HINIT_RUNTIME_DIR=" + run}
+	if out, err := cmd.Output(); err != nil || string(out) != want {
+		t.Errorf("root's with-contenv setup: %q %v, want %q", out, err, want)
 	}
 }
 

@@ -27,7 +27,7 @@ func runSetuidgid(e *env, args []string) int {
 			return e.fatal(exitSystem, "unable to %s", errText(err))
 		}
 	}
-	cmd, err := launch.Program{Argv: args[1:], Env: launch.ProcessEnv()}.Build()
+	cmd, err := launch.Program{Argv: args[1:], Env: launch.ProcessEnv(), RootsPATH: acct.UID == 0}.Build()
 	if err == nil {
 		err = cmd.Exec()
 	}

@@ -50,4 +50,27 @@ func TestSetuidgid(t *testing.T) {
 			t.Errorf("s6-setuidgid %q: exit %d, out %q (stderr %q); want %d, %q", tc.args, code, out.String(), stderr.String(), tc.code, tc.out)
 		}
 	}
+	// To root, the program is looked up in the dirs of PATH only root can
+	// change (launch's RootsPATH); to another user, in the whole PATH.
+	userBin, rootBin := filepath.Join(bin, "user"), filepath.Join(bin, "root")
+	for dir, who := range map[string]string{userBin: "planted", rootBin: "roots"} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "who"), []byte("#!/bin/sh\necho "+who+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chown(userBin, 10000, 10000); err != nil {
+		t.Fatal(err)
+	}
+	for user, want := range map[string]string{"root": "roots\n", "nobody": "planted\n"} {
+		cmd := exec.Command(filepath.Join(bin, "s6-setuidgid"), user, "who")
+		cmd.Env = []string{"PATH=" + userBin + ":" + rootBin + ":/usr/bin:/bin"}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if out, err := cmd.Output(); err != nil || string(out) != want {
+			t.Errorf("s6-setuidgid %s who: %q %v (stderr %q), want %q", user, out, err, stderr.String(), want)
+		}
+	}
 }

@@ -64,40 +64,30 @@ func symlinks(path string, depth int) ([]Link, error) {
 // RootOnly reports whether only root can put a program into the dir path,
 // a dir of PATH for a program root runs: the dir must be root's and
 // writable by no one else (Judge.Add), and so must be whatever chooses
-// what path names: every dir above it, and every symlink it leads through
-// with the dirs holding them (Judge.AddReplacers). why says what someone
-// else could change; an error (a missing dir) is a no too.
+// what path names: each entry the path goes through as the kernel
+// resolves it, dirs and symlinks, those of the symlinks' targets included,
+// with the dir holding it (Judge.AddReplacers). Only a clean absolute path
+// is judged: with "." or ".." a lookup by the text and the kernel's may
+// not agree. why says what someone else could change; an error (a missing
+// dir) is a no too.
 func RootOnly(path string) (ok bool, why error) {
-	if !filepath.IsAbs(path) {
-		return false, fmt.Errorf("%q is not an absolute path", path)
-	}
-	links, err := Symlinks(path)
-	if err != nil {
-		return false, err
-	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return false, err
+	if !filepath.IsAbs(path) || path != filepath.Clean(path) {
+		return false, fmt.Errorf("%q is not a clean absolute path", path)
 	}
 	var j Judge
+	n := 0
+	real, err := resolveJudged(&j, "/", path, &n)
+	if err != nil {
+		return false, err
+	}
 	var st unix.Stat_t
 	if err := unix.Stat(real, &st); err != nil {
 		return false, err
 	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false, fmt.Errorf("%s is not a dir", path)
+	}
 	j.Add(path, &st)
-	for _, l := range links {
-		j.AddReplacers(l.Path, l.Parent, &l.St, &l.Pst)
-	}
-	for p := real; p != "/"; p = filepath.Dir(p) {
-		var st, pst unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			return false, err
-		}
-		if err := unix.Stat(filepath.Dir(p), &pst); err != nil {
-			return false, err
-		}
-		j.AddReplacers(p, filepath.Dir(p), &st, &pst)
-	}
 	v := j.Verdict()
 	switch {
 	case v.Root:
@@ -106,4 +96,78 @@ func RootOnly(path string) (ok bool, why error) {
 		return false, v.Refused
 	}
 	return false, fmt.Errorf("uid %d can change %s", v.UID, path)
+}
+
+// resolveJudged resolves rel from the resolved dir dir (rel absolute: from
+// /) as the kernel does, showing j every entry it goes through with the
+// dir holding it, and returns the resolved path. links counts the
+// symlinks followed, as the kernel bounds them.
+func resolveJudged(j *Judge, dir, rel string, links *int) (string, error) {
+	if filepath.IsAbs(rel) {
+		dir = "/"
+	}
+	for _, c := range strings.Split(rel, "/") {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			dir = filepath.Dir(dir) // dir is resolved: its parent is the kernel's too
+			continue
+		}
+		next := filepath.Join(dir, c)
+		var st, pst unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
+			return "", fmt.Errorf("stat %s: %w", next, err)
+		}
+		if err := unix.Stat(dir, &pst); err != nil {
+			return "", fmt.Errorf("stat %s: %w", dir, err)
+		}
+		j.AddReplacers(next, dir, &st, &pst)
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			dir = next
+			continue
+		}
+		if *links++; *links > 40 {
+			return "", fmt.Errorf("%s: %w", next, unix.ELOOP)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if dir, err = resolveJudged(j, dir, target, links); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// RootProgram says why the program file p, found in a dir RootOnly let
+// through, is not root's only (nil when it is): p must be root's and
+// writable by no one else, and when p is a symlink, so must be the dir of
+// the file it names (RootOnly).
+func RootProgram(p string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return err
+		}
+		if ok, why := RootOnly(filepath.Dir(real)); !ok {
+			return why
+		}
+		p = real
+		if err := unix.Stat(p, &st); err != nil {
+			return err
+		}
+	}
+	switch mode := st.Mode & 0o7777; {
+	case st.Uid != 0:
+		return fmt.Errorf("%s is owned by uid %d", p, st.Uid)
+	case mode&0o022 != 0:
+		return fmt.Errorf("%s is writable by its group or every user (mode %04o)", p, mode)
+	}
+	return nil
 }

@@ -41,7 +41,13 @@ func TestRootOnly(t *testing.T) {
 	if err := os.Symlink(rootBin, filepath.Join(base, "to-root")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(rootBin, filepath.Join(userDir, "link")); err != nil { // the user's link to root's dir
+	if err := os.Symlink(rootBin, filepath.Join(userDir, "link")); err != nil { // in the user's dir, to root's dir
+		t.Fatal(err)
+	}
+	// A plain dir of root's in the user's dir, holding a link to root's dir:
+	// the user may swap the plain dir for one of theirs after the check.
+	mk("user/plain", 0o755, 0)
+	if err := os.Symlink(rootBin, filepath.Join(userDir, "plain", "bin")); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -59,8 +65,10 @@ func TestRootOnly(t *testing.T) {
 		{groupBin, false, "writable by its group"},
 		{sticky, false, "writable by every user"},
 		{filepath.Join(base, "missing"), false, "no such file"},
-		{"bin", false, "not an absolute path"},
-		{"", false, "not an absolute path"},
+		{filepath.Join(userDir, "plain", "bin"), false, "uid 10000"},
+		{userDir + "/link/../bin", false, "not a clean absolute path"},
+		{"bin", false, "not a clean absolute path"},
+		{"", false, "not a clean absolute path"},
 	} {
 		ok, why := RootOnly(tc.dir)
 		if ok != tc.ok || (tc.why == "") != (why == nil) || why != nil && !strings.Contains(why.Error(), tc.why) {

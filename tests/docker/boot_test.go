@@ -162,7 +162,7 @@ func TestBootHookStage2Steps(t *testing.T) {
 	c := start(t, []string{"--entrypoint", "/bin/sh", "-e", `HERMES_AUTH_JSON_BOOTSTRAP={"seed": 1}`,
 		"-e", "HERMES_AUTH_JSON_REBOOTSTRAP=fresh", "-e", "PLAYWRIGHT_BROWSERS_PATH=/opt/pw"}, "-c", `set -e
 		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
-		printf '#!/bin/sh\necho "$(id -u) ${1##*/} $2 $HERMES_AUTH_JSON_REBOOTSTRAP" >>/tmp/py.log\n' >/opt/hermes/.venv/bin/python
+		printf '#!/bin/sh\necho "$(id -u) ${1##*/} $2 $HERMES_AUTH_JSON_REBOOTSTRAP" >>/tmp/py.log\necho "$PATH" >/tmp/py.path\n' >/opt/hermes/.venv/bin/python
 		chmod 755 /opt/hermes/.venv/bin/python
 		mkdir -p /opt/hermes/hermes_cli /etc/cont-init.d /etc/services.d /etc/s6-overlay/s6-rc.d/user/contents.d /etc/s6-overlay/s6-rc.d/user2/contents.d
 		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/scripts/docker_rebootstrap_nous_session.py /opt/hermes/tools/skills_sync.py /opt/hermes/hermes_cli/git_credentials_boot.py
@@ -182,6 +182,11 @@ func TestBootHookStage2Steps(t *testing.T) {
 	}
 	// A derived image's s6 parts, not hermes' own: a services.d/dashboard
 	// is not the image's s6-rc dashboard.
+	// The steps run as hermes get the container's whole PATH, hermes' own
+	// dir included, though hinit gives the root hook root's dirs only.
+	if got := strings.TrimSpace(c.readFile("/tmp/py.path")); !strings.Contains(got, "/opt/data/.local/bin") {
+		t.Errorf("the python steps ran with PATH=%s, want the container's", got)
+	}
 	var warned []string
 	for _, l := range strings.Split(c.logs(), "\n") {
 		if p, ok := strings.CutPrefix(l, "[hermes-setup] warning: "); ok && strings.Contains(p, " is for s6-overlay, which hinit replaces") {
