@@ -116,11 +116,19 @@ func (p Program) Build() (*Cmd, error) {
 	}
 	env := Environ(p.Env, p.User, p.Own)
 	lookup := LookPath
+	var left []leftOut
 	if p.RootsPATH {
 		lookup = rootLookPath
-		rootsPath(env)
+		left = rootsPath(env)
 	}
 	path, err := lookup(p.Argv[0], env)
+	if errors.Is(err, ErrNotFound) {
+		for _, l := range left { // say so when only a dir left out has it
+			if fi, serr := os.Stat(filepath.Join(l.dir, p.Argv[0])); serr == nil && fi.Mode().IsRegular() {
+				return nil, fmt.Errorf("%q: %w (%s has it, but is left out of root's PATH: %v)", p.Argv[0], ErrNotFound, l.dir, l.why)
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -270,38 +278,48 @@ func LookPath(file string, env map[string]string) (string, error) {
 	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
 }
 
-// rootDefaultPath is the PATH of a program root runs when none of its
-// own dirs is root's only: an empty PATH is the working dir to a shell.
+// rootDefaultPath is the PATH of a program root runs when its environment
+// has none, or none of its dirs is root's only: an empty or missing PATH
+// is the working dir to a shell (bash's default ends in ".").
 const rootDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// rootsPath leaves out of env's PATH the dirs someone other than root can
-// change (trust.RootOnly), keeping the rest in order; with none left, the
-// root dirs of rootDefaultPath, and with none of those either, no PATH.
-func rootsPath(env map[string]string) {
-	v, ok := env["PATH"]
-	if !ok {
-		return
-	}
-	keep := rootDirs(v)
-	if len(keep) == 0 {
-		keep = rootDirs(rootDefaultPath)
-	}
-	if len(keep) == 0 {
-		delete(env, "PATH")
-		return
-	}
-	env["PATH"] = strings.Join(keep, ":")
+// leftOut is a PATH dir left out for root, and why.
+type leftOut struct {
+	dir string
+	why error
 }
 
-// rootDirs are the dirs of the PATH value v only root can change.
-func rootDirs(v string) []string {
-	var keep []string
+// rootsPath sets env's PATH to the dirs of it only root can change
+// (trust.RootOnly), in order, and returns those it left out. With none
+// left, or no PATH at all, it is the root dirs of rootDefaultPath; with
+// none of those either, a dir that does not exist, never an empty PATH.
+func rootsPath(env map[string]string) []leftOut {
+	v, ok := env["PATH"]
+	if !ok {
+		v = rootDefaultPath
+	}
+	keep, left := rootDirs(v)
+	if len(keep) == 0 {
+		keep, _ = rootDirs(rootDefaultPath)
+	}
+	if len(keep) == 0 {
+		keep = []string{"/nonexistent"}
+	}
+	env["PATH"] = strings.Join(keep, ":")
+	return left
+}
+
+// rootDirs splits the dirs of the PATH value v into those only root can
+// change and the others.
+func rootDirs(v string) (keep []string, left []leftOut) {
 	for _, dir := range filepath.SplitList(v) {
-		if ok, _ := trust.RootOnly(dir); ok {
+		if ok, why := trust.RootOnly(dir); ok {
 			keep = append(keep, dir)
+		} else {
+			left = append(left, leftOut{dir, why})
 		}
 	}
-	return keep
+	return keep, left
 }
 
 // rootLookPath is LookPath for a program root runs, in a PATH rootsPath
@@ -328,7 +346,7 @@ func rootLookPath(file string, env map[string]string) (string, error) {
 	if passed != nil {
 		return "", fmt.Errorf("%q: %w (%v)", file, ErrNotFound, passed)
 	}
-	return "", fmt.Errorf("%q: %w (root's PATH, without the dirs another user could change: %s)", file, ErrNotFound, env["PATH"])
+	return "", fmt.Errorf("%q: %w (root's PATH: %s)", file, ErrNotFound, env["PATH"])
 }
 
 // ExitCode is what a shell reports for a command it cannot run: 127 when

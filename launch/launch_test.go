@@ -111,7 +111,7 @@ func TestBuildRootsPATH(t *testing.T) {
 		t.Errorf("main: %+v, %v; want %s/prog and the whole PATH", cmd, err, userBin)
 	}
 	_, err = Program{Argv: []string{"planted"}, Env: env, RootsPATH: true}.Build()
-	if want := `"planted": executable file not found in $PATH (root's PATH, without the dirs another user could change: ` + rootBin + `)`; err == nil || err.Error() != want || ExitCode(err) != 127 {
+	if want := `"planted": executable file not found in $PATH (` + userBin + ` has it, but is left out of root's PATH: uid 10000 can change ` + userBin + `)`; err == nil || err.Error() != want || ExitCode(err) != 127 {
 		t.Errorf("only in the user's dir: %v (exit %d), want %q and 127", err, ExitCode(err), want)
 	}
 	// In root's dir, a file of the user's, or root's link to one, is
@@ -138,11 +138,27 @@ func TestBuildRootsPATH(t *testing.T) {
 		}
 	}
 	_, err = Program{Argv: []string{"theirs"}, Env: map[string]string{"PATH": rootBin}, RootsPATH: true}.Build()
-	if want := `"theirs": executable file not found in $PATH (` + rootBin + `/theirs passed over, not root's only: ` + rootBin + `/theirs is owned by uid 10000)`; err == nil || err.Error() != want {
+	if want := `"theirs": executable file not found in $PATH (` + rootBin + `/theirs passed over, not root's only: uid 10000 can change ` + rootBin + `/theirs)`; err == nil || err.Error() != want {
 		t.Errorf("only the user's file in root's dir: %v, want %q", err, want)
 	}
-	// Nothing of the PATH is root's only: root's default dirs, never an
-	// empty PATH, which a shell reads as the working dir.
+	// A link of root's in root's dir whose target's path the user can
+	// change is passed over too.
+	hop := filepath.Join(userBin, "hop")
+	if err := os.Symlink("/bin/true", hop); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(hop, rootBin+"/hopped"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Program{Argv: []string{"hopped"}, Env: map[string]string{"PATH": rootBin}, RootsPATH: true}).Build(); err == nil || !strings.Contains(err.Error(), "uid 10000") {
+		t.Errorf("root's link through the user's link to /bin/true: %v, want it passed over", err)
+	}
+	// No PATH, or nothing of it root's only: root's default dirs, never
+	// an empty or missing PATH, which a shell reads as the working dir.
+	cmd, err = Program{Argv: []string{"true"}, Env: map[string]string{}, RootsPATH: true}.Build()
+	if err != nil || !slices.ContainsFunc(cmd.Attr.Env, func(e string) bool { return strings.HasPrefix(e, "PATH=/") }) {
+		t.Errorf("no PATH: %+v, %v; want true found, and root's default dirs", cmd, err)
+	}
 	cmd, err = Program{Argv: []string{"/bin/true"}, Env: map[string]string{"PATH": userBin}, RootsPATH: true}.Build()
 	if err != nil || !slices.ContainsFunc(cmd.Attr.Env, func(e string) bool {
 		return strings.HasPrefix(e, "PATH=") && strings.Contains(e+":", ":/usr/bin:") && !strings.Contains(e, userBin)

@@ -66,14 +66,35 @@ func symlinks(path string, depth int) ([]Link, error) {
 // writable by no one else (Judge.Add), and so must be whatever chooses
 // what path names: each entry the path goes through as the kernel
 // resolves it, dirs and symlinks, those of the symlinks' targets included,
-// with the dir holding it (Judge.AddReplacers). Only a clean absolute path
-// is judged: with "." or ".." a lookup by the text and the kernel's may
-// not agree. why says what someone else could change; an error (a missing
-// dir) is a no too.
+// with the dir holding it (Judge.AddReplacers). A path with a "." or ".."
+// component is refused: a lookup by the text and the kernel's may not
+// agree. why says what someone else could change; an error (a missing dir)
+// is a no too.
 func RootOnly(path string) (ok bool, why error) {
-	if !filepath.IsAbs(path) || path != filepath.Clean(path) {
-		return false, fmt.Errorf("%q is not a clean absolute path", path)
+	if err := cleanAbs(path); err != nil {
+		return false, err
 	}
+	return rootOnly(path, unix.S_IFDIR)
+}
+
+// cleanAbs refuses a path that is not absolute or has a "." or ".."
+// component (repeated and trailing slashes are harmless).
+func cleanAbs(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("%q is not an absolute path", path)
+	}
+	for _, c := range strings.Split(path, "/") {
+		if c == "." || c == ".." {
+			return fmt.Errorf("%q has a %q in it", path, c)
+		}
+	}
+	return nil
+}
+
+// rootOnly judges path, which must resolve to an object of type typ
+// (unix.S_IFDIR, unix.S_IFREG): every entry it goes through with the dir
+// holding it, and the object itself.
+func rootOnly(path string, typ uint32) (bool, error) {
 	var j Judge
 	n := 0
 	real, err := resolveJudged(&j, "/", path, &n)
@@ -84,8 +105,8 @@ func RootOnly(path string) (ok bool, why error) {
 	if err := unix.Stat(real, &st); err != nil {
 		return false, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return false, fmt.Errorf("%s is not a dir", path)
+	if st.Mode&unix.S_IFMT != typ {
+		return false, fmt.Errorf("%s is not a %s", path, map[uint32]string{unix.S_IFDIR: "dir", unix.S_IFREG: "regular file"}[typ])
 	}
 	j.Add(path, &st)
 	v := j.Verdict()
@@ -143,31 +164,14 @@ func resolveJudged(j *Judge, dir, rel string, links *int) (string, error) {
 
 // RootProgram says why the program file p, found in a dir RootOnly let
 // through, is not root's only (nil when it is): p must be root's and
-// writable by no one else, and when p is a symlink, so must be the dir of
-// the file it names (RootOnly).
+// writable by no one else, and when p is a symlink, so must be every
+// entry the kernel goes through to the file (RootOnly's rule).
 func RootProgram(p string) error {
-	var st unix.Stat_t
-	if err := unix.Lstat(p, &st); err != nil {
+	if err := cleanAbs(p); err != nil {
 		return err
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return err
-		}
-		if ok, why := RootOnly(filepath.Dir(real)); !ok {
-			return why
-		}
-		p = real
-		if err := unix.Stat(p, &st); err != nil {
-			return err
-		}
-	}
-	switch mode := st.Mode & 0o7777; {
-	case st.Uid != 0:
-		return fmt.Errorf("%s is owned by uid %d", p, st.Uid)
-	case mode&0o022 != 0:
-		return fmt.Errorf("%s is writable by its group or every user (mode %04o)", p, mode)
+	if ok, why := rootOnly(p, unix.S_IFREG); !ok {
+		return why
 	}
 	return nil
 }

@@ -66,9 +66,12 @@ func TestRootOnly(t *testing.T) {
 		{sticky, false, "writable by every user"},
 		{filepath.Join(base, "missing"), false, "no such file"},
 		{filepath.Join(userDir, "plain", "bin"), false, "uid 10000"},
-		{userDir + "/link/../bin", false, "not a clean absolute path"},
-		{"bin", false, "not a clean absolute path"},
-		{"", false, "not a clean absolute path"},
+		{userDir + "/link/../bin", false, `has a ".." in it`},
+		{rootBin + "/.", false, `has a "." in it`},
+		{rootBin + "/", true, ""},
+		{"/" + rootBin, true, ""},
+		{"bin", false, "not an absolute path"},
+		{"", false, "not an absolute path"},
 	} {
 		ok, why := RootOnly(tc.dir)
 		if ok != tc.ok || (tc.why == "") != (why == nil) || why != nil && !strings.Contains(why.Error(), tc.why) {
