@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"hinit/account"
+	"hinit/internal/testprog"
 )
 
 // The precedence: container, then the account's HOME/USER/LOGNAME, then
@@ -83,24 +84,8 @@ func TestBuild(t *testing.T) {
 // gets, the PATH dirs only root can change: the hermes image's PATH holds
 // a dir of the hermes user's volume ahead of /usr/bin.
 func TestBuildRootsPATH(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give a dir to another user")
-	}
-	base := t.TempDir()
-	userBin, rootBin := filepath.Join(base, "user"), filepath.Join(base, "root")
-	for _, d := range []string{userBin, rootBin} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Chown(userBin, 10000, 10000); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{userBin + "/prog", rootBin + "/prog", userBin + "/planted"} {
-		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	userBin, rootBin := testprog.PathDirs(t, map[string]string{"user/prog": "user", "root/prog": "root", "user/planted": "planted"})
+	base := filepath.Dir(rootBin)
 	env := map[string]string{"PATH": userBin + ":" + rootBin}
 	cmd, err := Program{Argv: []string{"prog"}, Env: env, RootsPATH: true}.Build()
 	if err != nil || cmd.Path != rootBin+"/prog" || !slices.Contains(cmd.Attr.Env, "PATH="+rootBin) {

@@ -198,24 +198,7 @@ func TestBootHookStopsTheContainer(t *testing.T) {
 // program the hermes user put in /opt/data/.local/bin, ahead of /usr/bin,
 // ran as root at the next boot.
 func TestBootHookRootsPATH(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to give a dir to another user")
-	}
-	base := t.TempDir()
-	userBin, rootBin := filepath.Join(base, "user"), filepath.Join(base, "root")
-	for _, d := range []string{userBin, rootBin} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Chown(userBin, 10000, 10000); err != nil {
-		t.Fatal(err)
-	}
-	for p, who := range map[string]string{userBin + "/setup": "planted", rootBin + "/setup": "root's"} {
-		if err := os.WriteFile(p, []byte("#!/bin/sh\necho \""+who+" PATH=$PATH\"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	userBin, rootBin := testprog.PathDirs(t, map[string]string{"user/setup": "planted", "root/setup": "root's"})
 	cfg := "boot:\n  - {name: setup, command: [setup]}\n"
 	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/true"}, env: []string{"PATH=" + userBin + ":" + rootBin + ":/usr/bin:/bin"}})
 	want := "root's PATH=" + rootBin + ":/usr/bin:/bin\n"
