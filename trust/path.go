@@ -9,8 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Link is a symlink met resolving a path: its lstat, and the stat of the
-// dir holding it, whose writers may replace it (Judge.AddReplacers).
+// Link is an entry met resolving a path (a dir or a symlink): its lstat,
+// and the stat of the dir holding it, whose writers may replace it
+// (Judge.AddReplacers).
 type Link struct {
 	Path, Parent string
 	St, Pst      unix.Stat_t
@@ -18,47 +19,15 @@ type Link struct {
 
 // Symlinks lists the symlinks resolving the absolute path goes through,
 // those of their targets included, as the kernel follows them.
-func Symlinks(path string) ([]Link, error) { return symlinks(path, 0) }
-
-func symlinks(path string, depth int) ([]Link, error) {
-	if depth > 40 {
-		return nil, fmt.Errorf("%s: %w", path, unix.ELOOP)
-	}
+func Symlinks(path string) ([]Link, error) {
 	var links []Link
-	dir := "/"
-	for _, c := range strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/") {
-		if c == "" {
-			continue
+	n := 0
+	_, err := resolve("/", path, &n, func(l Link) {
+		if l.St.Mode&unix.S_IFMT == unix.S_IFLNK {
+			links = append(links, l)
 		}
-		next := filepath.Join(dir, c)
-		l := Link{Path: next, Parent: dir}
-		if err := unix.Lstat(next, &l.St); err != nil {
-			return nil, fmt.Errorf("stat %s: %w", next, err)
-		}
-		if l.St.Mode&unix.S_IFMT != unix.S_IFLNK {
-			dir = next
-			continue
-		}
-		if err := unix.Stat(dir, &l.Pst); err != nil {
-			return nil, fmt.Errorf("stat %s: %w", dir, err)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return nil, err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		sub, err := symlinks(target, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		links = append(append(links, l), sub...)
-		if dir, err = filepath.EvalSymlinks(target); err != nil {
-			return nil, err
-		}
-	}
-	return links, nil
+	})
+	return links, err
 }
 
 // RootOnly reports whether only root can put a program into the dir path,
@@ -97,7 +66,7 @@ func cleanAbs(path string) error {
 func rootOnly(path string, typ uint32) (bool, error) {
 	var j Judge
 	n := 0
-	real, err := resolveJudged(&j, "/", path, &n)
+	real, err := resolve("/", path, &n, func(l Link) { j.AddReplacers(l.Path, l.Parent, &l.St, &l.Pst) })
 	if err != nil {
 		return false, err
 	}
@@ -119,11 +88,11 @@ func rootOnly(path string, typ uint32) (bool, error) {
 	return false, fmt.Errorf("uid %d can change %s", v.UID, path)
 }
 
-// resolveJudged resolves rel from the resolved dir dir (rel absolute: from
-// /) as the kernel does, showing j every entry it goes through with the
-// dir holding it, and returns the resolved path. links counts the
-// symlinks followed, as the kernel bounds them.
-func resolveJudged(j *Judge, dir, rel string, links *int) (string, error) {
+// resolve resolves rel from the resolved dir dir (rel absolute: from /)
+// as the kernel does, shows visit every entry it goes through, dirs and
+// symlinks, with the dir holding it, and returns the resolved path. links
+// counts the symlinks followed, as the kernel bounds them.
+func resolve(dir, rel string, links *int, visit func(Link)) (string, error) {
 	if filepath.IsAbs(rel) {
 		dir = "/"
 	}
@@ -135,27 +104,26 @@ func resolveJudged(j *Judge, dir, rel string, links *int) (string, error) {
 			dir = filepath.Dir(dir) // dir is resolved: its parent is the kernel's too
 			continue
 		}
-		next := filepath.Join(dir, c)
-		var st, pst unix.Stat_t
-		if err := unix.Lstat(next, &st); err != nil {
-			return "", fmt.Errorf("stat %s: %w", next, err)
+		l := Link{Path: filepath.Join(dir, c), Parent: dir}
+		if err := unix.Lstat(l.Path, &l.St); err != nil {
+			return "", fmt.Errorf("stat %s: %w", l.Path, err)
 		}
-		if err := unix.Stat(dir, &pst); err != nil {
+		if err := unix.Stat(dir, &l.Pst); err != nil {
 			return "", fmt.Errorf("stat %s: %w", dir, err)
 		}
-		j.AddReplacers(next, dir, &st, &pst)
-		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			dir = next
+		visit(l)
+		if l.St.Mode&unix.S_IFMT != unix.S_IFLNK {
+			dir = l.Path
 			continue
 		}
 		if *links++; *links > 40 {
-			return "", fmt.Errorf("%s: %w", next, unix.ELOOP)
+			return "", fmt.Errorf("%s: %w", l.Path, unix.ELOOP)
 		}
-		target, err := os.Readlink(next)
+		target, err := os.Readlink(l.Path)
 		if err != nil {
 			return "", err
 		}
-		if dir, err = resolveJudged(j, dir, target, links); err != nil {
+		if dir, err = resolve(dir, target, links, visit); err != nil {
 			return "", err
 		}
 	}
