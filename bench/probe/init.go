@@ -52,3 +52,40 @@ func goInit(argv []string) int {
 	}
 	return 0
 }
+
+// goRun is the bare scenario's second floor: a Go PID 1 that catches no
+// signal at all. It is not an init (a TERM ends it through the Go
+// runtime's default, and nothing is forwarded): it forks and execs argv,
+// waits for it with a blocking wait4 and exits with its status, which is
+// what running a program costs a Go program, before any init's work.
+func goRun(argv []string) int {
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "probe: run: nothing to run")
+		return 2
+	}
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "probe: run: start %s: %v\n", argv[0], err)
+		return 127
+	}
+	for {
+		var ws syscall.WaitStatus
+		p, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "probe: run: wait: %v\n", err)
+			return 1
+		}
+		if p == pid {
+			if ws.Signaled() {
+				return 128 + int(ws.Signal())
+			}
+			return ws.ExitStatus()
+		}
+	}
+}

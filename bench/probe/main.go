@@ -21,6 +21,8 @@
 //	              stamp t0, then exec ARGV (or fork+exec it and wait: the floor)
 //	init -- ARGV...  a minimal Go init: catch what hinit catches, run ARGV, forward,
 //	              reap, exit with ARGV's status (the bare floor)
+//	run -- ARGV...   fork+exec ARGV, wait4 for it, exit with its status; no
+//	              signal caught, so not an init (the bare floor without signals)
 //
 // Run as an s6 `run` file (a symlink named run), it takes its name from its
 // working directory and its mode from the file probe-mode there (default
@@ -58,6 +60,8 @@ func main() {
 		os.Exit(nsExec(os.Args[2:]))
 	case "init":
 		os.Exit(goInit(os.Args[2:]))
+	case "run":
+		os.Exit(goRun(os.Args[2:]))
 	case "orphan-parent":
 		os.Exit(orphanParent(atoi(arg)))
 	}
