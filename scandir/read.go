@@ -26,7 +26,7 @@ import (
 // sfd with O_NOFOLLOW, so owner, service.yaml and down all come from the
 // same dir even if a writer swaps it (or the scandir) for a symlink
 // meanwhile. seed is the Watcher's, for Entry.sum.
-func readEntry(sfd int, name, path string, s6 bool, links []trust.Link, seed maphash.Seed) (e Entry, ok bool, err error) {
+func readEntry(sfd int, name, path string, s6 bool, chose []trust.Link, seed maphash.Seed) (e Entry, ok bool, err error) {
 	dfd, err := unix.Openat(sfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
 		return Entry{}, false, nil
@@ -42,7 +42,7 @@ func readEntry(sfd int, name, path string, s6 bool, links []trust.Link, seed map
 	e = Entry{Name: name, Dir: path, UID: int(st.Uid), GID: int(st.Gid), dev: st.Dev, ino: st.Ino}
 	var judge trust.Judge
 	judge.Add(path, &st)
-	for _, l := range links { // they chose the scandir
+	for _, l := range chose { // they chose the scandir
 		judge.AddReplacers(l.Path, l.Parent, &l.St, &l.Pst)
 	}
 	e.YAML, e.ModTime, e.Err = readYAML(dfd, path, &judge)

@@ -232,7 +232,7 @@ func (w *Watcher) lookDir(sfd int, name, path string) (*Entry, string) {
 	if errors.Is(werr, unix.ENOENT) || errors.Is(werr, unix.ENOTDIR) {
 		return nil, "" // removed or replaced since the lstat; its event follows
 	}
-	e, ok, err := readEntry(sfd, name, path, w.S6, w.links, w.book.seed)
+	e, ok, err := readEntry(sfd, name, path, w.S6, w.chose, w.book.seed)
 	switch {
 	case err != nil:
 		return nil, errcap.Text("cannot open it: "+err.Error(), errcap.Max)

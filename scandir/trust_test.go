@@ -171,6 +171,23 @@ func TestScandirPathReplaced(t *testing.T) {
 		}
 	})
 
+	t.Run("root's symlink in root's dir in a user's dir", func(t *testing.T) {
+		// The user may rename data away and put a dir of their own
+		// with a symlink of their own in its place, to any tree: the
+		// symlink is theirs to choose, though root made it.
+		opt := filepath.Join(t.TempDir(), "opt")
+		must(t, os.Mkdir(opt, 0o755))
+		must(t, os.Mkdir(filepath.Join(opt, "data"), 0o755))
+		must(t, os.Chown(opt, 10000, 10000))
+		rootTree := t.TempDir()
+		s6svc(filepath.Join(rootTree, "t"))
+		must(t, os.Symlink(rootTree, filepath.Join(opt, "data", "service")))
+		e := look(t, filepath.Join(opt, "data", "service"), "t", func() {})
+		if e == nil || e.Err != nil || e.Trust.Root || e.Trust.UID != 10000 {
+			t.Fatalf("entry %+v; want it to run as 10000", e)
+		}
+	})
+
 	t.Run("root scandir through root's symlink", func(t *testing.T) {
 		base := t.TempDir()
 		must(t, os.Mkdir(filepath.Join(base, "run"), 0o755))

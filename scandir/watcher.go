@@ -47,10 +47,11 @@ type Watcher struct {
 	// watched is dir, dev and ino once Run has begun to watch, for
 	// OpenRoot; nil before.
 	watched atomic.Pointer[watchedDir]
-	// links are the symlinks the scandir's path led through when Run
-	// resolved it: whoever could replace one chose the dir watched, and
-	// is judged with every entry (readEntry).
-	links  []trust.Link
+	// chose are the entries of the scandir's path up to its last
+	// symlink when Run resolved it (trust.Resolve): whoever could
+	// replace one chose the dir watched, and is judged with every entry
+	// (readEntry).
+	chose  []trust.Link
 	dirs   watches // the service dirs' own watches
 	logs   watches // with S6: the watches of s6 dirs' log/, by their dir's name
 	warned map[string]string
@@ -120,14 +121,9 @@ func (w *Watcher) watchScandir(in *inotify) error {
 	if err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
-	if w.links, err = trust.Symlinks(abs); err != nil {
+	if w.dir, w.chose, err = trust.Resolve(abs); err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
-	dir, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return fmt.Errorf("watch scandir: %w", err)
-	}
-	w.dir = dir
 	if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -17,17 +18,23 @@ type Link struct {
 	St, Pst      unix.Stat_t
 }
 
-// Symlinks lists the symlinks resolving the absolute path goes through,
-// those of their targets included, as the kernel follows them.
-func Symlinks(path string) ([]Link, error) {
-	var links []Link
+// Resolve resolves the absolute path as the kernel does, and lists who
+// chose where it leads: every entry it goes through up to its last
+// symlink, dirs included, those of the symlinks' targets too. Whoever may
+// replace one of them may put a symlink of their own there, to anywhere.
+// The entries after the last symlink are left out: one of those can only
+// be replaced by renaming a dir that already is on the same file system,
+// which is the resolved path's own matter (see scandir's execParent).
+func Resolve(path string) (resolved string, chose []Link, err error) {
+	var met []Link
 	n := 0
-	_, err := resolve("/", path, &n, func(l Link) {
+	resolved, err = resolve("/", path, &n, func(l Link) {
+		met = append(met, l)
 		if l.St.Mode&unix.S_IFMT == unix.S_IFLNK {
-			links = append(links, l)
+			chose = met
 		}
 	})
-	return links, err
+	return resolved, slices.Clip(chose), err
 }
 
 // RootOnly reports whether only root can put a program into the dir path,

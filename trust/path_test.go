@@ -79,3 +79,54 @@ func TestRootOnly(t *testing.T) {
 		}
 	}
 }
+
+// Resolve follows a path as the kernel does and lists the entries up to
+// its last symlink, dirs included; none after it. Runs as any user.
+func TestResolve(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a/b", "x/y/z", "x/w"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"a/b/l1": "../../x/w/l2", // relative, to a second link
+		"x/w/l2": filepath.Join(base, "x", "y"),
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel := func(ls []Link) []string {
+		var out []string
+		for _, l := range ls {
+			if r, ok := strings.CutPrefix(l.Path, base+"/"); ok {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct{ path, resolved, chose string }{
+		{"a/b/l1/z", "x/y/z", "a a/b a/b/l1 x x/w x/w/l2"},
+		{"a/b/l1", "x/y", "a a/b a/b/l1 x x/w x/w/l2"},
+		{"x/y/z", "x/y/z", ""},
+		{"x/w/l2/z", "x/y/z", "x x/w x/w/l2"},
+	} {
+		got, chose, err := Resolve(filepath.Join(base, c.path))
+		if err != nil {
+			t.Fatalf("Resolve %s: %v", c.path, err)
+		}
+		if got != filepath.Join(base, c.resolved) || strings.Join(rel(chose), " ") != c.chose {
+			t.Errorf("Resolve %s = %s, chose [%s]; want %s, [%s]", c.path, got, strings.Join(rel(chose), " "), c.resolved, c.chose)
+		}
+		if c.chose == "" && len(chose) != 0 { // base itself has no symlink in it
+			t.Errorf("Resolve %s: chose %d entries of a path without a symlink", c.path, len(chose))
+		}
+	}
+	if _, _, err := Resolve(filepath.Join(base, "a/missing/c")); err == nil {
+		t.Error("Resolve of a missing path: no error")
+	}
+}
