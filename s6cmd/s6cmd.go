@@ -73,9 +73,20 @@ func (e *env) usage(synopsis string) int {
 	return exitUsage
 }
 
-// serviceName is the service a dir stands for: its base name.
+// serviceName is the service a dir stands for: its base name, a relative
+// dir taken from the working dir (`s6-svc -d .` from a run or finish
+// script, which runs in its service's dir).
 func serviceName(dir string) string {
-	return filepath.Base(filepath.Clean(dir))
+	return filepath.Base(absDir(dir))
+}
+
+// absDir is dir made absolute and clean (as given, cleaned, when the
+// working dir cannot be known).
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return filepath.Clean(dir)
 }
 
 // errNoSupervisor: hinit does not supervise the dir (or is not there).
@@ -142,7 +153,7 @@ func (e *env) isStatic(dir string) bool {
 	if scandir == "" {
 		scandir = defaultScandir
 	}
-	if filepath.Dir(filepath.Clean(dir)) != filepath.Clean(scandir) {
+	if filepath.Dir(absDir(dir)) != filepath.Clean(scandir) {
 		return false
 	}
 	st, err := e.status(dir)
@@ -205,7 +216,6 @@ func getopt(args []string, flags, withValue string) ([]opt, []string, bool) {
 	return opts, args, true
 }
 
-// fileExists reports whether dir/name exists (a symlink counts as itself).
 // neverReady reports whether a wait for until on dir can never end: s6
 // marks a service ready only through its notification-fd, and a dir
 // without one never is (s6-svstat -o ready says false, and s6's
@@ -214,6 +224,7 @@ func neverReady(dir, until string) bool {
 	return until == control.UntilReady && !fileExists(dir, "notification-fd")
 }
 
+// fileExists reports whether dir/name exists (a symlink counts as itself).
 func fileExists(dir, name string) bool {
 	_, err := os.Lstat(filepath.Join(dir, name))
 	return err == nil

@@ -138,11 +138,12 @@ func TestDownSignal(t *testing.T) {
 }
 
 // TestNeverReady: s6 marks a service ready only through its
-// notification-fd, so a wait for ready on a dir without one ends only at
-// its timeout (99), as with s6 (checked against s6 2.11.3: s6-svwait -U -t
-// 500 on an up service without notification-fd exits 99). Before, hinit
-// answered 0 once the service was up, while its own s6-svstat -o ready
-// said false.
+// notification-fd, so s6-svwait's wait for ready on a dir without one ends
+// only at its timeout (99), as with s6 (checked against s6 2.11.3: s6-svwait
+// -U -t 500 on an up service without notification-fd exits 99). Before,
+// hinit answered 0 once the service was up, while its own s6-svstat -o
+// ready said false. s6-svc -wU falls back to -wu with a warning instead
+// (TestDifferential).
 func TestNeverReady(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -152,7 +153,7 @@ func TestNeverReady(t *testing.T) {
 		msg  string
 	}{
 		{"s6-svwait", runSvwait, []string{"-U", "-t", "100", dir}, "s6-svwait: fatal: timed out\n"},
-		{"s6-svc", runSvc, []string{"-wU", "-T", "100", dir}, "s6-svlisten1: fatal: timed out\n"},
+		{"s6-svwait", runSvwait, []string{"-R", "-t", "100", dir}, "s6-svwait: fatal: timed out\n"},
 	} {
 		var out, errb strings.Builder
 		e := &env{prog: tc.prog, ctx: context.Background(), stdout: &out, stderr: &errb,

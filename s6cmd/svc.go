@@ -85,25 +85,26 @@ func (e *env) svcOne(dir string, cmds []byte, wait, timeout string) int {
 	if wait == "" {
 		return exitOK
 	}
-	if neverReady(dir, svcWaits[wait].until) {
-		if d, _ := time.ParseDuration(timeout); d > 0 {
-			select {
-			case <-time.After(d):
-			case <-e.ctx.Done():
-			}
-		} else {
-			<-e.ctx.Done() // no -T: no end, as in s6
-		}
-		fmt.Fprintln(e.stderr, "s6-svlisten1: fatal: timed out")
-		return exitTimeout
+	until := svcWaits[wait].until
+	if neverReady(dir, until) {
+		// s6-svc, unlike s6-svwait, falls back to up (-wU) or
+		// restarted (-wR) with this warning (s6 2.11.3).
+		fmt.Fprintf(e.stderr, "%s: warning: %s/notification-fd not present - ignoring request for readiness notification\n", e.prog, dir)
+		until = control.UntilUp
+	}
+	// s6-svc waits through s6-svlisten1, or s6-svwait when it sends
+	// nothing: both wait for the state or -T, whatever else happens.
+	waiter := "s6-svlisten1"
+	if len(cmds) == 0 {
+		waiter = "s6-svwait"
 	}
 	resp, err := e.call(&control.Request{Verb: control.VerbWait, Names: []string{name},
-		Until: svcWaits[wait].until, Wait: timeout, NotPID: notPID})
+		Until: until, Wait: timeout, NotPID: notPID, Patient: true})
 	switch {
 	case err != nil:
 		return e.controlFailed(dir, err)
 	case resp.Code == control.CodeTimeout:
-		fmt.Fprintln(e.stderr, "s6-svlisten1: fatal: timed out")
+		fmt.Fprintf(e.stderr, "%s: fatal: timed out\n", waiter)
 		return exitTimeout
 	case !resp.OK:
 		return e.fatal(exitFalse, "%s: %s", dir, resp.Error)

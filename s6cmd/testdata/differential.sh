@@ -16,6 +16,10 @@ step() { # step LABEL CMD...: run CMD, print LABEL and its exit code
 	"$@" >"$work/out" 2>"$work/err"; rc=$?
 	echo "$label: rc=$rc $(norm <"$work/out" | tr '\n' ' ')"
 }
+step_err() { # step_err LABEL CMD...: step, with CMD's stderr too
+	step "$@"
+	echo "  stderr: $(sed "s#$work#WORK#g" <"$work/err" | tr '\n' ' ')"
+}
 stat() { step "svstat $1" s6-svstat "$svc"; }
 until_stat() { # until_stat EXPECTED FIELDS: poll s6-svstat -o (at most 5 s)
 	i=0
@@ -139,6 +143,24 @@ if [ "$(id -u)" = 0 ]; then
 	chmod 755 "$work"
 	step "svc -d as nobody" su nobody -s /bin/sh -c "PATH=$PATH HINIT_RUNTIME_DIR=$work/rt s6-svc -d $svc"
 fi
+
+# 9b. a second service, y, down, without notification-fd: s6-svc waits
+# for a state whatever happens (it times out on y down by choice), falls
+# back from -wU to -wu with a warning, and takes a dir relative to its
+# working dir (a finish script's s6-svc -d .).
+y=$scan/y
+mkdir "$scan/.y"
+printf '#!/bin/sh\nexec sleep 1000\n' >"$scan/.y/run"
+chmod 755 "$scan/.y/run"
+touch "$scan/.y/down"
+mv "$scan/.y" "$y"
+s6-svscanctl -a "$scan"
+i=0; while ! s6-svstat "$y" >/dev/null 2>&1 && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+step_err "svc -wu y down (times out)" s6-svc -wu -T 300 "$y"
+step_err "svc -wU -u y, no notification-fd" s6-svc -wU -T 5000 -u "$y"
+step "svstat . in y" sh -c 'cd "$1" && s6-svstat .' sh "$y"
+step_err "svc -wD -d . in y" sh -c 'cd "$1" && s6-svc -wD -T 5000 -d .' sh "$y"
+step "svstat -o up,wantedup y" s6-svstat -o up,wantedup "$y"
 
 # 10. unregister as hermes does: -d, svwait -D, svscanctl -an, rm -rf.
 step "svc -d" s6-svc -d "$svc"
