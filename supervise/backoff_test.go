@@ -1,7 +1,10 @@
 package supervise
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,5 +89,64 @@ func TestGaveUp(t *testing.T) {
 	}
 	if got, _ := gaveUp(config.GiveUp{}, at(1, 1, 1, 1, 1), now); got {
 		t.Error("give_up disabled but gave up")
+	}
+}
+
+// A run that lasted reset_after ends a streak of quick failures however it
+// ended: with a restart_now code (hermes' 75), by a restart signal (s6-svc
+// -t, hermes gateway restart) or with a no_restart code. The next quick
+// crash then waits backoff.initial, and FailingSince (what hsvc check's
+// grace counts from) starts at that crash, not at the boot's streak. Before,
+// only a long run ended by a plain restart reset them.
+func TestLongRunEndsStreak(t *testing.T) {
+	for _, how := range []string{"restart-now code", "restart signal", "no-restart code"} {
+		t.Run(how, func(t *testing.T) {
+			f := newFixture(t)
+			count := filepath.Join(t.TempDir(), "count")
+			// Runs 1-4 crash at once; run 5 lasts 0.6 s and exits 75 or
+			// 78, or waits for the restart signal; run 6 crashes.
+			script := `n=$(cat ` + count + ` 2>/dev/null || echo 0); n=$((n+1)); echo $n >` + count + `
+case $n in
+1|2|3|4) exit 1 ;;
+5) case $HOW in "restart-now code") sleep 0.6; exit 75 ;; "no-restart code") sleep 0.6; exit 78 ;; esac ;;
+6) exit 1 ;;
+esac
+exec sleep 1000`
+			d := def("svc", "sleep", "inf")
+			d.Command = []string{"/bin/sh", "-c", script}
+			d.Env = map[string]string{"HOW": how}
+			d.RestartNowExitCodes = []int{75}
+			d.NoRestartExitCodes = []int{0, 78}
+			d.Backoff = config.Backoff{Initial: 20 * time.Millisecond, Max: 10 * time.Second, ResetAfter: 300 * time.Millisecond}
+			s := f.add(d, true)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if how == "no-restart code" {
+				st := waitState(t, s, StateExited)
+				if st.LastExit == nil || st.LastExit.Code != 78 || st.FailingSince.Before(st.LastExit.At) {
+					t.Errorf("after a 0.6 s run that exited 78: %+v; want FailingSince at that exit", st)
+				}
+				return
+			}
+			if how == "restart signal" {
+				if st, err := s.WaitFor(ctx, func(st Status) bool { return st.State == StateUp && st.Restarts == 4 }); err != nil {
+					t.Fatalf("run 5 not up: %v %+v", err, st)
+				}
+				time.Sleep(500 * time.Millisecond) // the length of run 5, past reset_after
+				if err := s.SignalRestart(syscall.SIGTERM, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := s.WaitFor(ctx, func(st Status) bool { return st.LastExit != nil && st.Restarts == 6 })
+			if err != nil {
+				t.Fatalf("run 6 did not crash: %v %+v", err, st)
+			}
+			if st.State != StateBackoff || !strings.HasSuffix(st.Reason, "restarting in 20ms") {
+				t.Errorf("the first quick crash after a long run: %s %q, want backoff.initial (20ms)", st.State, st.Reason)
+			}
+			if st.FailingSince.Before(st.LastExit.At) {
+				t.Errorf("FailingSince %v, before the crash that began the new streak (%v)", st.FailingSince.Format(time.StampMilli), st.LastExit.At.Format(time.StampMilli))
+			}
+		})
 	}
 }

@@ -22,6 +22,11 @@ func (r *runner) exited(st reaper.Status) {
 	r.stopTimer()
 	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At}
 	r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
+	if ranLong(p.def.Backoff, st.At.Sub(p.started)) {
+		// A long run ends a streak of failures, however it ended: by
+		// a restart_now code, a restart signal or a no_restart code too.
+		r.failures, r.failing = 0, time.Time{}
+	}
 	// A restart asked by a signal ends as a stop for a restart does:
 	// started again at once (settle), not counted as a failure.
 	stopping := r.state == StateStopping || p.askedRestart(st.At)
@@ -80,9 +85,7 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 		r.set(StateExited, desc)
 		return
 	}
-	if ranLong(def.Backoff, ran) {
-		r.failures, r.failing = 0, time.Time{}
-	} else {
+	if !ranLong(def.Backoff, ran) { // a long one ended the streak (exited)
 		r.failures++
 		r.failingFrom(ex.At)
 	}

@@ -69,6 +69,9 @@ func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool 
 	if timeout <= 0 {
 		timeout = defaultFinishTimeout
 	}
+	if !r.finalBy.IsZero() {
+		timeout = min(timeout, time.Until(r.finalBy))
+	}
 	r.arm(timerFinish, timeout)
 	r.set(StateStopping, "finish running")
 	return true
@@ -102,13 +105,30 @@ func (r *runner) handleFinishing(c command) error {
 	switch c.op {
 	case opStop, opOnce, opStartOnce:
 		r.want = false
-		r.final = r.final || c.final
+		r.markFinal(c)
 	default: // start, restart
 		r.want = true
 		r.failures, r.starts = 0, nil
 	}
 	r.set(r.state, r.reason)
 	return nil
+}
+
+// markFinal records a stop for the container's shutdown, c.final: the
+// service never starts again, and the shutdown's deadline ends a finish
+// program too, one running now or one to come, as it ends a process.
+func (r *runner) markFinal(c command) {
+	if !c.final {
+		return
+	}
+	r.final = true
+	if c.deadline.IsZero() || (!r.finalBy.IsZero() && !c.deadline.Before(r.finalBy)) {
+		return
+	}
+	r.finalBy = c.deadline
+	if r.timerFor == timerFinish && r.finalBy.Before(r.timerAt) {
+		r.arm(timerFinish, time.Until(r.finalBy)) // brought forward, never put off
+	}
 }
 
 // handleOnce is s6-svc -O (once) and -o (startOnce): the running process is

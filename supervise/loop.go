@@ -33,7 +33,8 @@ type runner struct {
 	fin      *finishRun // the finish program running after an exit, or nil
 	// onceAfterFinish: a start for one run (-o) came while fin ran.
 	onceAfterFinish bool
-	final           bool // stopped for the container's shutdown: never starts again
+	final           bool      // stopped for the container's shutdown: never starts again
+	finalBy         time.Time // that shutdown's deadline, which ends a finish program too
 
 	timer    *time.Timer
 	timerFor timerKind
@@ -137,7 +138,7 @@ func (r *runner) handle(c command) error {
 		}
 		r.set(r.state, r.reason) // stopping: it starts again once it has exited
 	case opStop:
-		r.final = r.final || c.final
+		r.markFinal(c)
 		return r.stop(c.requested, c.deadline)
 	case opRestart:
 		r.failures, r.starts, r.failing = 0, nil, time.Time{}

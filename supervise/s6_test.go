@@ -84,6 +84,40 @@ func TestFinishTimeout(t *testing.T) {
 	}
 }
 
+// The container's shutdown deadline ends a finish program as it ends a
+// process: one that starts after the shutdown's stop, and one already
+// running when the shutdown begins. Before, each ran its own timeout-finish
+// (30 s here), past the deadline, while Group.Shutdown waited for it.
+func TestFinishEndsByShutdownDeadline(t *testing.T) {
+	for _, running := range []bool{false, true} {
+		t.Run(map[bool]string{false: "finish after the stop", true: "finish already running"}[running], func(t *testing.T) {
+			f := newFixture(t)
+			d := def("svc", "sleep", "inf")
+			if running {
+				d = def("svc", "exit", "3")
+				d.Restart = config.RestartNever
+			}
+			d.Finish = &config.Finish{Command: []string{"/bin/sh", "-c", "exec sleep 60"}, Timeout: 30 * time.Second}
+			s := f.add(d, true)
+			if running {
+				waitState(t, s, StateStopping)
+			} else {
+				waitState(t, s, StateUp)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			start := time.Now()
+			f.group.Shutdown(ctx, start.Add(300*time.Millisecond))
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("Shutdown with a 300ms deadline took %v; status %+v", took, s.Status())
+			}
+			if st := s.Status(); st.State == StateStopping {
+				t.Errorf("after Shutdown: %+v, want the finish program ended", st)
+			}
+		})
+	}
+}
+
 // Once (s6-svc -O) leaves the running process alone and keeps the service
 // down when it ends; StartOnce (-o) runs a down service once.
 func TestOnce(t *testing.T) {
