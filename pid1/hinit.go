@@ -28,6 +28,7 @@ import (
 	"hinit/manager"
 	"hinit/reaper"
 	"hinit/s6compat"
+	"hinit/svclog"
 )
 
 // forwarded are the signals hinit passes on to main (SPEC §2), and
@@ -60,10 +61,11 @@ type hinit struct {
 	mgr    *manager.Manager // the services and the hsvc verbs
 	stderr io.Writer
 
-	opts    *options  // tini's flags and variables
-	ppid    int       // hinit's parent at start, for -p
-	errGate *termGate // hinit's stderr, held back while main has the terminal
-	outGate *termGate // the services' console copies, likewise
+	opts    *options       // tini's flags and variables
+	ppid    int            // hinit's parent at start, for -p
+	errOut  *svclog.Stream // hinit's stderr, which a stalled reader cannot hold
+	errGate *termGate      // errOut, held back while main has the terminal
+	outGate *termGate      // the services' console copies, likewise
 	isPID1  bool
 	root    bool
 	tty     bool
@@ -105,6 +107,7 @@ func boot(args []string, opts *options) int {
 	}
 	h.set = set
 	h.setupOutput()
+	defer h.errOut.Close(time.Second) // last: after what release writes
 	defer h.errGate.release()
 	h.setupSignals()
 	if !set.bare {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"hinit/svclog"
 )
 
 // lineHandler writes hinit's own log as one plain line per record:
@@ -79,11 +81,18 @@ func writeAttr(b *strings.Builder, a slog.Attr) {
 
 // setupOutput makes hinit's log and the services' console stream. With a
 // terminal both are held back from the start, so that main's screen is
-// main's from its first byte (termgate.go).
+// main's from its first byte (termgate.go). hinit's own lines go through a
+// svclog.Stream, so that a stderr nobody reads (docker's log driver stuck
+// in its blocking mode) costs PID 1 a second per stall, not its life: a
+// logging goroutine blocked in that write would block the shutdown too.
+// The services' console copies have the same rule in their own queues.
 func (h *hinit) setupOutput() {
 	level, err := h.opts.logLevel(os.Getenv("HINIT_LOG_LEVEL"), h.set.bare)
 	h.tty = isTerminal(0)
-	h.errGate, h.outGate = newGate(os.Stderr, true), newGate(os.Stdout, false)
+	h.errOut = svclog.NewStream(os.Stderr)
+	h.stderr = h.errOut
+	h.errGate = newGate(h.errOut, isTerminal(2), true)
+	h.outGate = newGate(os.Stdout, isTerminal(1), false)
 	if h.tty {
 		h.errGate.hold()
 		h.outGate.hold()

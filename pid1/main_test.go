@@ -145,6 +145,37 @@ func TestCompatNotPID1Warns(t *testing.T) {
 	}
 }
 
+// A stderr nobody reads (docker's log driver stuck in its blocking mode, a
+// collector that hangs) costs hinit's lines, never PID 1: once the pipe is
+// full, a crash-looping service keeps hinit logging, and SIGTERM still
+// shuts down with main's status. Before, hinit wrote its lines under a
+// lock, and the loop's "shutting down" line blocked it for good.
+func TestStalledStderrKeepsPID1(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // open and never read: writes block once the pipe is full
+	defer w.Close()
+	cfg := "services:\n  crashy:\n    command: [/bin/sh, -c, 'exit 1']\n" +
+		"    backoff: {initial: 10ms, max: 10ms}\n    give_up: {restarts: 1000000, within: 1s}\n    log: {console: false}\n"
+	p := startInit(t, initOpts{config: cfg, broken: w, args: []string{"sleep", "1000"}})
+	testprog.WaitFor(t, 60*time.Second, "a thread of hinit blocked writing to the full pipe", func() bool {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", p.cmd.Process.Pid, task.Name()))
+			if strings.Contains(string(b), "pipe_write") {
+				return true
+			}
+		}
+		return false
+	})
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(20 * time.Second); code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d, want main's %d", code, 128+int(syscall.SIGTERM))
+	}
+}
+
 // A broken stdout or stderr (docker logs' reader gone, `hinit ... | head`)
 // costs the console copies and hinit's lines, never PID 1: the Go runtime
 // ends a program whose write to fd 1 or 2 meets EPIPE with SIGPIPE unless

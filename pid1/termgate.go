@@ -3,7 +3,6 @@ package pid1
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 )
 
@@ -31,9 +30,10 @@ type termGate struct {
 
 const keepMax = 100
 
-// newGate wraps f. keep says whether held writes are kept for release.
-func newGate(f *os.File, keep bool) *termGate {
-	return &termGate{out: f, tty: isTerminal(int(f.Fd())), keep: keep}
+// newGate wraps out, a terminal when tty. keep says whether held writes
+// are kept for release.
+func newGate(out io.Writer, tty, keep bool) *termGate {
+	return &termGate{out: out, tty: tty, keep: keep}
 }
 
 // hold starts holding writes back, when out is a terminal.
