@@ -44,7 +44,7 @@ func Lookup(spec string) (*Account, error) {
 		return nil, fmt.Errorf("account: empty user")
 	}
 	name, group, hasGroup := strings.Cut(spec, ":")
-	u, err := lookupUser(name)
+	u, known, err := lookupUser(name)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +56,13 @@ func Lookup(spec string) (*Account, error) {
 			return nil, err
 		}
 	}
-	if a.Groups, err = groups(u, a.GID); err != nil {
-		return nil, err
+	a.Groups = []int{a.GID}
+	// A uid /etc/passwd lacks has no groups there: asked, os/user would
+	// give the uid itself as one (the Gid it was made up with).
+	if known {
+		if a.Groups, err = groups(u, a.GID); err != nil {
+			return nil, err
+		}
 	}
 	if ex := extra.Load(); ex != nil {
 		for _, g := range *ex {
@@ -72,30 +77,31 @@ func Lookup(spec string) (*Account, error) {
 	return a, nil
 }
 
-// lookupUser finds name (or a numeric uid) in /etc/passwd. Only a name or
-// uid the file lacks is unknown: a file that cannot be read (out of file
-// descriptors, EMFILE) is that error, never "unknown user".
-func lookupUser(name string) (*user.User, error) {
+// lookupUser finds name (or a numeric uid) in /etc/passwd; known is false
+// for a numeric uid the file lacks, made up with its uid as gid. Only a
+// name or uid the file lacks is unknown: a file that cannot be read (out of
+// file descriptors, EMFILE) is that error, never "unknown user".
+func lookupUser(name string) (u *user.User, known bool, err error) {
 	if uid, nerr := strconv.Atoi(name); nerr == nil {
 		u, err := user.LookupId(name)
 		var unknown user.UnknownUserIdError
 		switch {
 		case errors.As(err, &unknown):
-			return &user.User{Uid: strconv.Itoa(uid), Gid: strconv.Itoa(uid), Username: name, HomeDir: "/"}, nil
+			return &user.User{Uid: strconv.Itoa(uid), Gid: strconv.Itoa(uid), Username: name, HomeDir: "/"}, false, nil
 		case err != nil:
-			return nil, fmt.Errorf("account: look up uid %s: %w", name, err)
+			return nil, false, fmt.Errorf("account: look up uid %s: %w", name, err)
 		}
-		return u, nil
+		return u, true, nil
 	}
-	u, err := user.Lookup(name)
+	u, err = user.Lookup(name)
 	var unknown user.UnknownUserError
 	switch {
 	case errors.As(err, &unknown):
-		return nil, fmt.Errorf("account: %q: %w", name, ErrUnknown)
+		return nil, false, fmt.Errorf("account: %q: %w", name, ErrUnknown)
 	case err != nil:
-		return nil, fmt.Errorf("account: look up %q: %w", name, err)
+		return nil, false, fmt.Errorf("account: look up %q: %w", name, err)
 	}
-	return u, nil
+	return u, true, nil
 }
 
 func lookupGroup(g string) (int, error) {

@@ -13,12 +13,16 @@ func TestLookup(t *testing.T) {
 		name, spec string
 		uid, gid   int
 		user, home string
+		groups     []int // nil: not checked (the machine's /etc/group)
 	}{
-		{"root by name", "root", 0, 0, "root", "/root"},
-		{"root by uid", "0", 0, 0, "root", "/root"},
-		{"numeric uid without passwd entry", "54321", 54321, 54321, "54321", "/"},
-		{"uid and gid", "54321:777", 54321, 777, "54321", "/"},
-		{"name and group name", "root:root", 0, 0, "root", "/root"},
+		{"root by name", "root", 0, 0, "root", "/root", nil},
+		{"root by uid", "0", 0, 0, "root", "/root", nil},
+		// A uid /etc/passwd lacks has its gid as its only group: os/user
+		// made up its uid as a group too (a uid that is some group's gid,
+		// docker's say, gained that group).
+		{"numeric uid without passwd entry", "54321", 54321, 54321, "54321", "/", []int{54321}},
+		{"uid and gid", "54321:777", 54321, 777, "54321", "/", []int{777}},
+		{"name and group name", "root:root", 0, 0, "root", "/root", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -31,6 +35,9 @@ func TestLookup(t *testing.T) {
 			}
 			if a.Groups[0] != tt.gid {
 				t.Errorf("groups %v do not start with gid %d", a.Groups, tt.gid)
+			}
+			if tt.groups != nil && !slices.Equal(a.Groups, tt.groups) {
+				t.Errorf("Lookup(%q).Groups = %v, want %v", tt.spec, a.Groups, tt.groups)
 			}
 		})
 	}
