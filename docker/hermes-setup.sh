@@ -305,7 +305,9 @@ secret_modes() {
 }
 
 # real_home: HERMES_REAL_HOME (the account's real home, HOME of the
-# dashboard and the gateways) is created as hermes'.
+# dashboard and the gateways) is created as hermes', and so is each dir
+# made on the way to it inside the volume: HERMES_REAL_HOME=/opt/data/home/hermes
+# on a new volume made a root /opt/data/home, which seed_dir then found there.
 real_home() {
 	[ -n "${HERMES_REAL_HOME:-}" ] || return 0
 	is_root || return 0
@@ -313,7 +315,18 @@ real_home() {
 	# left in its volume, or its home) and make a hermes dir wherever it led.
 	linked "$HERMES_REAL_HOME" && return 0
 	[ -d "$HERMES_REAL_HOME" ] && return 0
-	{ mkdir -p "$HERMES_REAL_HOME" && own "$HERMES_REAL_HOME"; } || say "warning: cannot create $HERMES_REAL_HOME"
+	top=$HERMES_REAL_HOME # the highest dir to make
+	while [ ! -e "$(dirname "$top")" ]; do top=$(dirname "$top"); done
+	if ! mkdir -p "$HERMES_REAL_HOME" 2>/dev/null; then
+		say "warning: cannot create $HERMES_REAL_HOME"
+		return 0
+	fi
+	d=$HERMES_REAL_HOME
+	while :; do
+		case $d in "$HERMES_REAL_HOME" | "$HERMES_HOME"/*) own "$d" || say "warning: cannot chown $d" ;; esac
+		[ "$d" = "$top" ] && break
+		d=$(dirname "$d")
+	done
 }
 
 # api_key: the gateway's API server needs a key; one is generated once.
@@ -325,7 +338,13 @@ api_key() {
 	# generated one is appended after it, and the last assignment wins
 	grep -q '^API_SERVER_KEY=..*' "$env_file" && return 0
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	echo "API_SERVER_KEY=$key" >>"$env_file"
+	# a .env root may not write (bind-mounted read-only, a Kubernetes
+	# secret, NFS with root_squash) is the operator's: a warning, not a
+	# container that never starts
+	if ! { printf 'API_SERVER_KEY=%s\n' "$key" >>"$env_file"; } 2>/dev/null; then
+		say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
+		return 0
+	fi
 	say "generated API_SERVER_KEY in $env_file"
 }
 

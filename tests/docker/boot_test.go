@@ -123,6 +123,35 @@ func TestBootHookSecretModes(t *testing.T) {
 	}
 }
 
+// TestBootHookOperatorsFiles: a .env root may not write (bind-mounted
+// read-only, as a Kubernetes secret is) gets no API_SERVER_KEY and a
+// warning; the container starts. Before, the append failed under set -e and
+// the hook's exit 2 stopped the container at every boot. And
+// HERMES_REAL_HOME below the volume on a new volume makes each dir on the
+// way hermes': $HERMES_HOME/home stayed root's before.
+func TestBootHookOperatorsFiles(t *testing.T) {
+	t.Parallel()
+	env := filepath.Join(t.TempDir(), "hermes.env")
+	if err := os.WriteFile(env, []byte("OPENAI_API_KEY=sk-test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, []string{"-v", env + ":/opt/data/.env:ro", "-e", "HERMES_REAL_HOME=/opt/data/home/hermes"}, "sleep", "infinity")
+	c.booted()
+	l := c.logs()
+	if !strings.Contains(l, "hinit: boot hook done hook=hermes-setup") ||
+		!strings.Contains(l, "[hermes-setup] warning: cannot add API_SERVER_KEY to /opt/data/.env") {
+		t.Errorf("want the hook done, with a warning about .env:\n%s", l)
+	}
+	if b, _ := os.ReadFile(env); string(b) != "OPENAI_API_KEY=sk-test\n" {
+		t.Errorf("the operator's .env is now %q", b)
+	}
+	for _, p := range []string{"/opt/data/home", "/opt/data/home/hermes"} {
+		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g "+p)); got != "10000:10000" {
+			t.Errorf("%s is %s, want hermes' (10000:10000)", p, got)
+		}
+	}
+}
+
 // TestBootHookUnreadableDir: a root without CAP_DAC_OVERRIDE (or on NFS
 // with root_squash) cannot read a hermes dir of mode 0700; the hook says so
 // and goes on, giving back what it can. A find failing there ended the hook
