@@ -29,13 +29,16 @@ var (
 
 // Options are the inputs of Run.
 type Options struct {
-	Home      string            // $HERMES_HOME, the root profile's dir; symlinks in this path itself are resolved once
-	Scandir   string            // where slots are published
-	Template  string            // template the slots name, e.g. "gateway"
-	Bootstrap string            // $HERMES_GATEWAY_BOOTSTRAP_STATE; "running" seeds the root gateway_state.json
-	Env       map[string]string // the container environment: HERMES_RESTART_DRAIN_TIMEOUT, GATEWAY_MULTIPLEX_PROFILES
-	Now       func() time.Time  // nil: time.Now
-	Logger    *slog.Logger      // nil: discard
+	Home     string // $HERMES_HOME, the root profile's dir; symlinks in this path itself are resolved once
+	Scandir  string // where slots are published
+	Template string // template the slots name, e.g. "gateway"
+	// MaxProfiles bounds the named profiles kept (services_max: the
+	// scandir takes no more slots); 0: no bound.
+	MaxProfiles int
+	Bootstrap   string            // $HERMES_GATEWAY_BOOTSTRAP_STATE; "running" seeds the root gateway_state.json
+	Env         map[string]string // the container environment: HERMES_RESTART_DRAIN_TIMEOUT, GATEWAY_MULTIPLEX_PROFILES
+	Now         func() time.Time  // nil: time.Now
+	Logger      *slog.Logger      // nil: discard
 }
 
 // Action is what Run did for one profile, for hinit's log.

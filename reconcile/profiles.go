@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,55 +21,73 @@ type profile struct {
 	dir  string
 }
 
-// listProfiles returns the root profile and every real named profile in
-// home/profiles, sorted by name. Entries are skipped, with one warning each,
-// when they are symlinks, named "default" or badly named; dirs without
-// SOUL.md are not profiles and are skipped silently. The error reports a
-// profiles dir that exists but cannot be listed.
-func listProfiles(home gwstate.Home, template string, log *slog.Logger) ([]profile, error) {
+// listProfiles returns the root profile and the real named profiles in
+// home/profiles, at most max of those (0: no bound), sorted by name.
+// Entries are skipped, with one warning each, when they are symlinks, named
+// "default" or badly named; dirs without SOUL.md are not profiles and are
+// skipped silently. The dir is read in batches and only profiles are kept:
+// the hermes user may fill it with any number of entries, which PID 1 reads
+// at every boot. The error reports a profiles dir that exists but cannot be
+// listed.
+func listProfiles(home gwstate.Home, template string, max int, log *slog.Logger) ([]profile, error) {
 	list := []profile{{name: gwstate.DefaultProfile, dir: home.ProfileDir(gwstate.DefaultProfile)}}
-	names, err := readProfilesDir(home.Profiles(), log)
-	if err != nil {
-		return list, err
-	}
-	for _, name := range names {
+	var named []profile
+	more := 0
+	err := eachEntry(home.Profiles(), log, func(name string) {
 		dir := filepath.Join(home.Profiles(), name) // "default" here is a dir to skip, not the home
 		if ok, err := isProfile(dir); !ok {
 			if err != nil {
 				log.Warn("reconcile: profile skipped", "dir", dir, "err", err)
 			}
-			continue
+			return
 		}
 		if reason := badName(name, template); reason != "" {
 			log.Warn("reconcile: profile skipped: "+reason, "dir", dir)
-			continue
+			return
 		}
-		list = append(list, profile{name: name, dir: dir})
+		if max > 0 && len(named) >= max {
+			more++
+			return
+		}
+		named = append(named, profile{name: name, dir: dir})
+	})
+	if err != nil {
+		return list, err
 	}
-	return list, nil
+	if more > 0 {
+		log.Warn(fmt.Sprintf("reconcile: %d more profiles skipped: no more than %d gateway slots (services_max)", more, max), "dir", home.Profiles())
+	}
+	sort.Slice(named, func(i, j int) bool { return named[i].name < named[j].name })
+	return append(list, named...), nil
 }
 
-// readProfilesDir lists the entry names of dir without following dir
-// itself if it is a symlink. A missing dir holds no profiles.
-func readProfilesDir(dir string, log *slog.Logger) ([]string, error) {
+// eachEntry calls fn with each entry name of dir, read in batches, without
+// following dir itself if it is a symlink. A missing dir has none.
+func eachEntry(dir string, log *slog.Logger, fn func(name string)) error {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return nil, nil
+		return nil
 	case errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR):
 		log.Warn("reconcile: not a directory (a symlink is not followed): named profiles skipped", "dir", dir)
-		return nil, nil
+		return nil
 	case err != nil:
-		return nil, fmt.Errorf("list profiles in %s: %w", dir, err)
+		return fmt.Errorf("list profiles in %s: %w", dir, err)
 	}
 	f := os.NewFile(uintptr(fd), dir)
 	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("list profiles in %s: %w", dir, err)
+	for {
+		batch, err := f.ReadDir(256)
+		for _, e := range batch {
+			fn(e.Name())
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("list profiles in %s: %w", dir, err)
+		}
 	}
-	sort.Strings(names)
-	return names, nil
 }
 
 // errSymlinkDir reports a symlink where a profile dir was expected.

@@ -1,0 +1,86 @@
+package reconcile
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hinit/gwstate"
+)
+
+// The hermes user owns $HERMES_HOME/profiles and may put any number of
+// entries there; PID 1 lists it at every boot. Only profiles are kept, the
+// rest read a batch at a time: 60,000 entries of 250-byte names (no
+// profile name has more than 64 bytes) cost PID 1 about 30 MiB of heap
+// when the whole listing was held (Readdirnames(-1), then sorted).
+func TestProfilesListingHeap(t *testing.T) {
+	w := newWorld(t)
+	profiles := filepath.Join(w.home, "profiles")
+	mkdir(t, profiles)
+	w.profile(t, "coder", "")
+	pad := strings.Repeat("x", 244)
+	for i := range 60000 {
+		fd, err := unix.Open(filepath.Join(profiles, fmt.Sprintf("%s%06d", pad, i)), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+	}
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	peak := base.HeapAlloc
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { // samples the heap while listProfiles runs
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapAlloc)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	list, err := listProfiles(gwstate.Home(w.home), "gateway", 0, slog.New(slog.DiscardHandler))
+	close(stop)
+	<-done
+	if err != nil || len(list) != 2 || list[1].name != "coder" {
+		t.Fatalf("listProfiles = %+v, %v; want default and coder", list, err)
+	}
+	if grew := (peak - base.HeapAlloc) >> 20; grew > 12 {
+		t.Errorf("listing 60,000 entries that are no profile grew the heap by %d MiB, want at most 12", grew)
+	}
+}
+
+// At most max named profiles are kept (services_max: the scandir takes no
+// more slots), the rest skipped with one warning; those kept are sorted.
+func TestProfilesListingMax(t *testing.T) {
+	w := newWorld(t)
+	for _, n := range []string{"e", "a", "d", "b", "c"} {
+		w.profile(t, n, "")
+	}
+	var logs strings.Builder
+	list, err := listProfiles(gwstate.Home(w.home), "gateway", 3, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil || len(list) != 4 || list[0].name != gwstate.DefaultProfile {
+		t.Fatalf("listProfiles = %+v, %v; want default and 3 more", list, err)
+	}
+	for i := 2; i < len(list); i++ {
+		if list[i-1].name >= list[i].name {
+			t.Errorf("not sorted: %+v", list)
+		}
+	}
+	if !strings.Contains(logs.String(), "reconcile: 2 more profiles skipped: no more than 3 gateway slots (services_max)") {
+		t.Errorf("log %q, want one warning for the 2 left out", logs.String())
+	}
+}
