@@ -62,6 +62,7 @@ type fileWriter struct {
 	partial bool      // a failed write left current mid-line
 	retryAt time.Time // no open or rotation attempt before this
 	err     error     // why the last open failed
+	newest  string    // the newest archive's name in d, "" until a rotation read it
 }
 
 func newFileWriter(o Options, log *slog.Logger) *fileWriter {
@@ -160,7 +161,7 @@ func (w *fileWriter) open() error {
 			return err
 		}
 		w.closeDir()
-		w.d = d
+		w.d, w.newest = d, ""
 		w.dirID, err = statID(d)
 		if err != nil {
 			return err

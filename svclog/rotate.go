@@ -22,10 +22,16 @@ import (
 func (w *fileWriter) rotate() error {
 	return asuser.Do(w.owner, func() error {
 		dfd := int(w.d.Fd())
-		archive := archiveName(dfd, w.now())
+		if w.newest == "" {
+			if err := w.eachArchive(func(n string) { w.newest = max(w.newest, n) }); err != nil {
+				w.log.Warn("log archives not read", "err", err)
+			}
+		}
+		archive := archiveName(dfd, w.now(), w.newest)
 		if err := unix.Renameat(dfd, currentName, dfd, archive); err != nil {
 			return fmt.Errorf("rotate %s/%s: %w", w.dir, currentName, err)
 		}
+		w.newest = archive
 		w.closeCurrent()
 		if err := w.prune(); err != nil {
 			w.log.Warn("log archive cleanup failed", "err", err)
@@ -34,9 +40,16 @@ func (w *fileWriter) rotate() error {
 	})
 }
 
-// archiveName names an archive for time t, moved on by microseconds until
-// the name is free in the dir dfd (a clock that stands still, or jumps back).
-func archiveName(dfd int, t time.Time) string {
+// archiveName names an archive for time t, or for just after the archive
+// named after when t is not later, and moves it on by microseconds until
+// the name is free in the dir dfd (a clock that stands still). Names never
+// go back: after a clock stepped back (NTP, a VM resumed), an archive that
+// sorted before the older ones would be the first pruned, the newest lines
+// lost while older ones were kept.
+func archiveName(dfd int, t time.Time, after string) string {
+	if a, err := time.Parse(archiveLayout, after); err == nil && !t.After(a) {
+		t = a.Add(time.Microsecond)
+	}
 	for {
 		name := t.UTC().Format(archiveLayout)
 		var st unix.Stat_t
@@ -56,12 +69,6 @@ func archiveName(dfd int, t time.Time) string {
 // over, and the first such error is returned once the rest are done.
 func (w *fileWriter) prune() error {
 	dfd := int(w.d.Fd())
-	fd, err := unix.Openat(dfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("list %s: %w", w.dir, err)
-	}
-	d := os.NewFile(uintptr(fd), ".")
-	defer d.Close()
 	keep := max(w.keep, 0)
 	newest := &names{} // the keep newest seen so far, the oldest of them first
 	var first error
@@ -70,23 +77,42 @@ func (w *fileWriter) prune() error {
 			first = fmt.Errorf("remove %s/%s: %w", w.dir, n, err)
 		}
 	}
+	err := w.eachArchive(func(n string) {
+		switch {
+		case newest.Len() < keep:
+			heap.Push(newest, n)
+		case keep > 0 && n > (*newest)[0]:
+			remove((*newest)[0])
+			(*newest)[0] = n
+			heap.Fix(newest, 0)
+		default:
+			remove(n)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return first
+}
+
+// eachArchive calls fn with the name of each archive in the dir opened,
+// read in batches.
+func (w *fileWriter) eachArchive(fn func(name string)) error {
+	fd, err := unix.Openat(int(w.d.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", w.dir, err)
+	}
+	d := os.NewFile(uintptr(fd), ".")
+	defer d.Close()
 	for {
 		batch, err := d.Readdirnames(pruneBatch)
 		for _, n := range batch {
-			switch {
-			case !strings.HasPrefix(n, "@") || !strings.HasSuffix(n, ".s"):
-			case newest.Len() < keep:
-				heap.Push(newest, n)
-			case keep > 0 && n > (*newest)[0]:
-				remove((*newest)[0])
-				(*newest)[0] = n
-				heap.Fix(newest, 0)
-			default:
-				remove(n)
+			if strings.HasPrefix(n, "@") && strings.HasSuffix(n, ".s") {
+				fn(n)
 			}
 		}
 		if err == io.EOF {
-			return first
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("list %s: %w", w.dir, err)

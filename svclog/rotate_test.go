@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 func TestRotation(t *testing.T) {
@@ -168,4 +170,56 @@ func TestPruneGoesPastAPlantedDir(t *testing.T) {
 	if want := []string{stamp(0), stamp(300), "@20260521T061805.123456Z.s"}; !slices.Equal(names, want) {
 		t.Fatalf("archives %v, want %v", names, want)
 	}
+}
+
+// Archive names never go back, so pruning keeps the newest lines after
+// the clock steps back (NTP, a VM resumed), within a Log and across a
+// restart of it (a new Log on the same dir). Before, an archive named from
+// the stepped-back clock sorted before the older ones and was pruned first.
+func TestClockBackKeepsNewestArchives(t *testing.T) {
+	clock := newClock()
+	dir := t.TempDir()
+	line := func(i int) string { return fmt.Sprintf("line %d %s", i, strings.Repeat("x", 50)) }
+	write := func(l *Log, i int) {
+		fmt.Fprintf(l.Writer(), "%s\n", line(i))
+		testprog.WaitFor(t, 5*time.Second, "the line in current", func() bool {
+			b, _ := os.ReadFile(l.Path())
+			return strings.Contains(string(b), line(i))
+		})
+	}
+	kept := func() []string {
+		names, _ := archives(dir)
+		var out []string
+		for _, n := range append(names, currentName) {
+			out = append(out, texts(readEntries(t, filepath.Join(dir, n)))...)
+		}
+		return out
+	}
+	l := newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 2, Now: clock.Now})
+	for i := 1; i <= 4; i++ { // one line a file: three rotations
+		write(l, i)
+	}
+	clock.Add(-time.Hour)
+	write(l, 5)
+	closeLog(t, l)
+	if got, want := kept(), []string{line(3), line(4), line(5)}; !slices.Equal(got, want) {
+		t.Errorf("after the clock stepped back, the dir keeps %q, want lines 3, 4, 5", short(got))
+	}
+
+	clock.Add(-time.Hour) // and back again before the service restarts
+	l = newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 2, Now: clock.Now})
+	write(l, 6)
+	closeLog(t, l)
+	if got, want := kept(), []string{line(4), line(5), line(6)}; !slices.Equal(got, want) {
+		t.Errorf("after a restart with the clock further back, the dir keeps %q, want lines 4, 5, 6", short(got))
+	}
+}
+
+// short is each text's first 6 bytes.
+func short(ts []string) []string {
+	out := make([]string, len(ts))
+	for i, s := range ts {
+		out[i] = s[:min(6, len(s))]
+	}
+	return out
 }
