@@ -44,12 +44,20 @@ func (h *hinit) resolveUser() *account.Account {
 }
 
 // reresolveUser looks the user up again after the boot hooks, which may
-// have changed its ids (HERMES_UID/PUID remapping), and gives the scandir
-// and the environment dir (still empty of the user's files: nothing ran as
-// the user yet) to the new ids. The control socket follows when it is
-// served (serveGID).
+// have changed its ids (HERMES_UID/PUID remapping) or made it (a derived
+// image that creates its account at first boot), and hands the user's
+// things over to the new ids.
 func (h *hinit) reresolveUser() {
-	if !h.root || h.user == nil {
+	if !h.root || h.set.cfg.User == "" {
+		return
+	}
+	if h.user == nil {
+		a, err := account.Lookup(h.set.cfg.User)
+		if err != nil {
+			return // said at boot
+		}
+		h.log.Info("user made by the boot hooks", "user", a.Name, "ids", fmt.Sprintf("%d:%d", a.UID, a.GID))
+		h.handOver(a)
 		return
 	}
 	a := h.resolveUser()
@@ -61,6 +69,14 @@ func (h *hinit) reresolveUser() {
 	}
 	h.log.Info("user's ids changed by the boot hooks", "user", a.Name,
 		"was", fmt.Sprintf("%d:%d", h.user.UID, h.user.GID), "now", fmt.Sprintf("%d:%d", a.UID, a.GID))
+	h.handOver(a)
+}
+
+// handOver makes a the user, and gives it what boot made for the user:
+// the scandir and the environment dir (still empty of the user's files:
+// nothing ran as the user yet), and hinit.log in TTY mode. The control
+// socket follows when it is served (serveGID).
+func (h *hinit) handOver(a *account.Account) {
 	h.user = a
 	if h.set.scandir != "" {
 		if err := os.Lchown(h.set.scandir, a.UID, a.GID); err != nil {
@@ -70,6 +86,11 @@ func (h *hinit) reresolveUser() {
 	if h.envDir != "" {
 		if err := contenvd.Regroup(h.envDir, a.GID); err != nil {
 			h.log.Error(fmt.Sprintf("environment dir: %v", err))
+		}
+	}
+	if h.ttyLog != nil {
+		if err := h.ttyLog.Chown(0, a.GID); err != nil {
+			h.log.Warn(fmt.Sprintf("hinit.log: %v; only root may read it", err))
 		}
 	}
 }
