@@ -8,13 +8,20 @@ import (
 )
 
 // runSetuidgid is s6-setuidgid ACCOUNT PROG...: exec PROG with the uid, gid
-// and supplementary groups of ACCOUNT, its environment untouched (as s6's).
+// and supplementary groups of ACCOUNT (those the container gave hinit
+// included, when root calls it), its environment untouched (as s6's).
 // A caller that already is ACCOUNT (the hermes user) just execs, where s6
 // would fail on setgroups. Who PROG runs as and how it is found are
 // package launch's, as for every program hinit starts.
 func runSetuidgid(e *env, args []string) int {
 	if len(args) < 2 {
 		return e.usage("username prog...")
+	}
+	if os.Getuid() == 0 {
+		// Root here is hinit's, in a boot hook or a root service, with the
+		// groups the container gave hinit (--group-add): ACCOUNT keeps
+		// them, as it does when hinit starts it.
+		account.KeepStartedGroups()
 	}
 	acct, err := account.Lookup(args[0])
 	if err != nil {

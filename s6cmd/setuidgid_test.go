@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -49,6 +50,15 @@ func TestSetuidgid(t *testing.T) {
 		if code != tc.code || out.String() != tc.out {
 			t.Errorf("s6-setuidgid %q: exit %d, out %q (stderr %q); want %d, %q", tc.args, code, out.String(), stderr.String(), tc.code, tc.out)
 		}
+	}
+	// Root's groups beyond its account's (docker run --group-add 4242, as
+	// a boot hook or a root service inherits them from hinit) reach the
+	// account, as they do when hinit starts it. They did not before: the
+	// hook's steps as hermes ran without them.
+	cmd := exec.Command(filepath.Join(bin, "s6-setuidgid"), "nobody", "id", "-G")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 0, Gid: 0, Groups: []uint32{0, 4242}}}
+	if out, err := cmd.Output(); err != nil || string(out) != "65534 4242\n" {
+		t.Errorf("s6-setuidgid nobody id -G, started with groups 0 4242: %q, %v; want \"65534 4242\"", out, err)
 	}
 	// To root, the program is looked up in the dirs of PATH only root can
 	// change (launch's RootsPATH); to another user, in the whole PATH.
