@@ -2,7 +2,9 @@ package gwstate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -43,6 +45,15 @@ func writeRecord(statePath, desired, replaced string, now time.Time) error {
 		return fmt.Errorf("write hinit's desired-state record: %w", err)
 	}
 	return nil
+}
+
+// forgetRecord removes the record next to statePath, whose state file is
+// gone (or was just created where there was none): it describes a file
+// that no longer exists, and would take the next one (hermes' first write,
+// the bootstrap seed) for one the gateway reverted. It removes the entry,
+// never what a symlink of that name points to.
+func forgetRecord(statePath string) {
+	_ = os.Remove(recordPath(statePath))
 }
 
 // readRecord reads the record next to statePath; ok is false when there is
@@ -108,6 +119,9 @@ func Resolve(state, rec []byte) (Intent, error) {
 // the revert reported (see Resolve).
 func ReadIntent(path string) (Intent, error) {
 	data, _, err := readFile(path)
+	if errors.Is(err, ErrMissing) {
+		forgetRecord(path)
+	}
 	if err != nil {
 		return Intent{}, err
 	}

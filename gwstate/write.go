@@ -94,5 +94,6 @@ func Seed(path string) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("seed %s: %w", path, err)
 	}
+	forgetRecord(path)
 	return true, nil
 }

@@ -223,3 +223,38 @@ func TestActionLabel(t *testing.T) {
 		t.Errorf("labels = %v, want %v", got, want)
 	}
 }
+
+// A record of hinit's whose gateway_state.json is gone is stale: it
+// describes a file that no longer exists. An `hsvc stop gateway-default`
+// once left {stopped, replaced: running}; the user then removed the state
+// file to bootstrap again. The seeded file, and a file hermes writes later
+// without desired_state, were taken for the gateway's revert of hinit's
+// write: the root gateway stayed down, and hinit wrote "stopped" into them.
+func TestStaleRecordForgotten(t *testing.T) {
+	stale := `{"desired_state":"stopped","replaced":"running","written_at":"2026-01-01T00:00:00.000000+00:00"}`
+	t.Run("seeded", func(t *testing.T) {
+		w := newWorld(t)
+		writeFile(t, filepath.Join(w.home, gwstate.RecordName), stale)
+		actions, err := w.run(t, false, "running")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(filepath.Join(w.home, gwstate.StateFileName))
+		if len(actions) != 1 || !actions[0].Start {
+			t.Errorf("actions = %+v, want default started; gateway_state.json now %s", actions, got)
+		}
+	})
+	t.Run("written by hermes after a boot without it", func(t *testing.T) {
+		w := newWorld(t)
+		writeFile(t, filepath.Join(w.home, gwstate.RecordName), stale)
+		if actions, err := w.run(t, false, ""); err != nil || len(actions) != 1 || actions[0].Start || actions[0].Prior != "none" {
+			t.Fatalf("boot without a state file: %+v, %v; want default down, prior none", actions, err)
+		}
+		writeFile(t, filepath.Join(w.home, gwstate.StateFileName), `{"gateway_state":"running"}`)
+		os.RemoveAll(w.scan) // a new container: a fresh tmpfs scandir
+		mkdir(t, w.scan)
+		if actions, err := w.run(t, false, ""); err != nil || len(actions) != 1 || !actions[0].Start || actions[0].Warning != "" {
+			t.Errorf("boot after hermes wrote running: %+v, %v; want default started", actions, err)
+		}
+	})
+}
