@@ -97,16 +97,17 @@ func TestParseFlags(t *testing.T) {
 		{"-p SIGPROF is the runtime's", []string{"-p", "SIGPROF", "--", "x"}, true, false, nil, actRun, "-p SIGPROF: the Go runtime keeps SIGPROF", nil},
 		{"help", []string{"-h"}, true, false, nil, actHelp, "", nil},
 		{"version", []string{"--version"}, false, false, nil, actVersion, "", nil},
+		{"tini's version alone", []string{"--version"}, true, false, nil, actVersion, "", nil},
+		{"tini's version not alone", []string{"-v", "--version"}, true, false, nil, actRun, "unknown option --version", nil},
+		{"tini's version after the command", []string{"myapp", "--version"}, true, false, nil, actRun, "unknown option --version", nil},
+		{"hinit's version after -v", []string{"-v", "--version"}, false, false, nil, actVersion, "", nil},
 		{"license", []string{"-l"}, true, false, nil, actLicense, "", nil},
 		{"nothing", nil, false, false, nil, actRun, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := func(k string) string {
-				if k == "POSIXLY_CORRECT" && tt.posix {
-					return "1"
-				}
-				return ""
+			env := func(k string) (string, bool) {
+				return "", k == "POSIXLY_CORRECT" && tt.posix // set, empty: glibc's getopt counts it
 			}
 			o, cmd, act, err := parseFlags(tt.args, tt.gnu, env)
 			if tt.errSub != "" {

@@ -92,7 +92,7 @@ func Main(argv []string) int {
 		// are for docker exec, and its options need a "--" after them
 		// (ENTRYPOINT ["hinit", "-g", "--"]).
 		if i := slices.Index(args, "--"); i >= 0 {
-			if o, cmd, act, err := parseFlags(args[:i+1], false, os.Getenv); err == nil && act == actRun && len(cmd) == 0 {
+			if o, cmd, act, err := parseFlags(args[:i+1], false, os.LookupEnv); err == nil && act == actRun && len(cmd) == 0 {
 				o.readEnv(os.LookupEnv)
 				return boot(args[i+1:], o)
 			}
@@ -118,7 +118,7 @@ func Main(argv []string) int {
 // ends here with one line, before anything is touched (no subreaper, no
 // runtime dir), with 2 (1 as tini, as tini does).
 func run(name string, args []string, asTini bool) int {
-	o, cmd, act, err := parseFlags(args, asTini, os.Getenv)
+	o, cmd, act, err := parseFlags(args, asTini, os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %s; %s -h lists the options\n", name, strings.TrimPrefix(err.Error(), "usage: "), name)
 		if asTini {

@@ -40,21 +40,23 @@ const (
 var errUsage = errors.New("usage")
 
 // parseFlags reads tini's options from args and returns them with the
-// command that follows. As tini (gnu true) the options are found the way
-// tini's getopt finds them: anywhere before "--", unless POSIXLY_CORRECT
-// is set, which ends them at the first word that is not one; as hinit they
-// always end there, so that `hinit sleep -v 1` runs `sleep -v 1`.
-func parseFlags(args []string, gnu bool, getenv func(string) string) (*options, []string, action, error) {
+// command that follows. As tini the options are found the way tini's getopt
+// finds them: anywhere before "--", unless POSIXLY_CORRECT is in the
+// environment (empty counts, as for glibc), which ends them at the first
+// word that is not one; as hinit they always end there, so that `hinit
+// sleep -v 1` runs `sleep -v 1`. tini takes --version only alone.
+func parseFlags(args []string, asTini bool, lookup func(string) (string, bool)) (*options, []string, action, error) {
 	o := &options{}
-	if gnu && getenv("POSIXLY_CORRECT") != "" {
-		gnu = false
-	}
+	_, posix := lookup("POSIXLY_CORRECT")
+	gnu := asTini && !posix
 	var cmd []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
 			return o, append(cmd, args[i+1:]...), actRun, nil
+		case a == "--version" && asTini && len(args) > 1:
+			return nil, nil, actRun, fmt.Errorf("%w: unknown option --version (tini takes it alone)", errUsage)
 		case a == "--version":
 			return o, nil, actVersion, nil
 		case a == "--help":
