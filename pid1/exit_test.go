@@ -34,6 +34,10 @@ func TestExitStatus(t *testing.T) {
 	dir := t.TempDir()
 	noexec := filepath.Join(dir, "noexec")
 	os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644)
+	// No "#!" line: the kernel refuses it (ENOEXEC), execvp (tini's exec)
+	// runs it with /bin/sh, and so does hinit for main.
+	noshebang := filepath.Join(dir, "entry.sh")
+	os.WriteFile(noshebang, []byte(`[ "$1" = arg ] && exit 7; exit 1`+"\n"), 0o755)
 	tests := []struct {
 		name   string
 		config string
@@ -49,6 +53,7 @@ func TestExitStatus(t *testing.T) {
 			`hinit: error: main: "no-such-command-anywhere": executable file not found in $PATH`},
 		{"not executable is 126", "", []string{noexec}, 126,
 			"hinit: error: main: exec " + noexec + ": permission denied"},
+		{"a script without #! runs with /bin/sh", "", []string{noshebang, "arg"}, 7, ""},
 		{"nothing to run is a usage error", "", nil, 2, "hinit: nothing to run"},
 		{"broken config stops the boot", "services:\n  web:\n    comand: [x]\n", []string{"true"}, 1,
 			"hinit.yaml:4: services.web.comand: unknown key"},

@@ -69,6 +69,9 @@ type hinit struct {
 	isPID1  bool
 	root    bool
 	tty     bool
+	// ignoredAtStart are the forwarded signals hinit inherited ignored:
+	// forwarded, never a shutdown.
+	ignoredAtStart []os.Signal
 
 	sigs        chan os.Signal
 	stopRequest chan int // an essential service failed, or hsvc shutdown: the exit status
@@ -176,8 +179,11 @@ func boot(args []string, opts *options) int {
 
 // setupSignals runs before any child exists (SPEC §2 step 1). A signal
 // hinit inherited ignored (SIGINT or SIGHUP from nohup or a CI runner) is
-// neither caught nor forwarded, as with tini, and so stays ignored in main
-// and the services (docs/tini.md, "Signals main starts with").
+// caught and forwarded all the same, as tini's sigtimedwait gets it (the
+// kernel keeps a blocked signal whatever its disposition), but shuts
+// nothing down; main and the services start with it ignored (childsig), so
+// it reaches only a main that set its own handler (docs/tini.md, "Signals
+// main starts with").
 func (h *hinit) setupSignals() {
 	list := append(slices.Clone(forwarded), syscall.SIGWINCH)
 	if h.set.bare {
@@ -185,8 +191,11 @@ func (h *hinit) setupSignals() {
 	}
 	var sigs []os.Signal
 	for _, s := range list {
+		if signal.Ignored(s) { // before Notify, which ends it
+			h.ignoredAtStart = append(h.ignoredAtStart, s)
+		}
 		// With a terminal the kernel tells main of SIGWINCH itself.
-		if !signal.Ignored(s) && !(h.tty && s == syscall.SIGWINCH) {
+		if !(h.tty && s == syscall.SIGWINCH) {
 			sigs = append(sigs, s)
 		}
 	}
@@ -291,7 +300,7 @@ func (h *hinit) loop() int {
 			h.forward(sig)
 			name := unix.SignalName(sig.(syscall.Signal))
 			switch {
-			case beginsShutdown(sig):
+			case beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
 				begin("received "+name, true)
 			case sig == h.opts.pdeath && h.parentGone():
 				begin("hinit's parent died ("+name+")", false) // main gets TERM too

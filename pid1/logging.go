@@ -88,7 +88,7 @@ func writeAttr(b *strings.Builder, a slog.Attr) {
 // The services' console copies have the same rule in their own queues.
 func (h *hinit) setupOutput() {
 	level, err := h.opts.logLevel(os.Getenv("HINIT_LOG_LEVEL"), h.set.bare)
-	h.tty = isTerminal(0)
+	h.tty = isControllingTerminal(0)
 	h.errOut = svclog.NewStream(os.Stderr)
 	h.stderr = h.errOut
 	h.errGate = newGate(h.errOut, isTerminal(2), true)

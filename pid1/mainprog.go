@@ -1,6 +1,7 @@
 package pid1
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -63,7 +64,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		return nil, err
 	}
 	prog := launch.Program{Argv: argv, Env: container, User: acct, Switch: acct != nil, Own: own,
-		Workdir: config.Expand(h.set.cfg.Main.Workdir, container), Files: []uintptr{0, 1, 2}, Session: launch.NewGroup}
+		Workdir: config.Expand(h.set.cfg.Main.Workdir, container), Files: h.mainFiles(), Session: launch.NewGroup}
 	if h.tty {
 		prog.Session = launch.Foreground
 		waitForSize(0, 250*time.Millisecond)
@@ -73,10 +74,40 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		return nil, err
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
+	if errors.Is(err, syscall.ENOEXEC) {
+		// execvp's rule, and so tini's: a file the kernel cannot run
+		// (a script without a "#!" line) is a script for /bin/sh.
+		prog.Argv = append([]string{"/bin/sh", cmd.Path}, argv[1:]...)
+		if cmd, err = prog.Build(); err != nil {
+			return nil, err
+		}
+		pid, done, err = h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
+	}
 	if err != nil {
 		return nil, prog.StartError(cmd, err)
 	}
 	return &mainProc{argv: argv, pid: pid, done: done}, nil
+}
+
+// mainFiles are main's descriptors: 0, 1 and 2, and those hinit was
+// started with beyond them (reaper.Inherited), at their numbers, as tini's
+// child gets them all (podman's --preserve-fds, `tini -- app 3<file`); the
+// numbers between are closed in main. No service or hook gets them. One
+// past launch.MaxFD is not passed on: each number up to it costs every
+// start of main a descriptor slot.
+func (h *hinit) mainFiles() []uintptr {
+	files := []uintptr{0, 1, 2}
+	for _, fd := range h.reaper.Inherited() {
+		if fd > launch.MaxFD {
+			h.log.Warn(fmt.Sprintf("descriptor %d that hinit was started with is not passed to main: past %d", fd, launch.MaxFD))
+			continue
+		}
+		for len(files) < fd {
+			files = append(files, ^uintptr(0)) // closed in main
+		}
+		files = append(files, uintptr(fd))
+	}
+	return files
 }
 
 // mainUser is who main runs as: main.user, else the image's user, when
@@ -125,5 +156,14 @@ func waitForSize(fd int, max time.Duration) {
 // isTerminal reports whether fd is a terminal.
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}
+
+// isControllingTerminal reports whether fd is hinit's controlling
+// terminal, the one whose foreground main can be given: tcgetpgrp fails
+// with ENOTTY on any other (hinit started by setsid, a terminal handed in
+// from another session), where tini goes on without the handoff.
+func isControllingTerminal(fd int) bool {
+	_, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
 	return err == nil
 }

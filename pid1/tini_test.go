@@ -3,6 +3,7 @@ package pid1
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -309,4 +310,73 @@ func TestTiniForwardsStopSignals(t *testing.T) {
 		p.waitOutput(fmt.Sprintf("got %d", s), false)
 	}
 	p.signal(syscall.SIGKILL)
+}
+
+// A SIGINT hinit inherited ignored (nohup, a background job of a script) is
+// forwarded as tini forwards it (it blocks what it forwards, and the kernel
+// keeps a blocked signal whatever its disposition), and starts no shutdown:
+// main, which set its own handler, gets it and runs on. Before, hinit
+// neither caught nor forwarded it.
+func TestInheritedIgnoredForwarded(t *testing.T) {
+	self := testprog.Command("x")[0]
+	p := startInit(t, initOpts{as: "tini", bare: true, flags: []string{"-v"},
+		wrap: []string{"/usr/bin/env", "HINIT_TEST_SIGCONF=1", self}, // SIGINT ignored when hinit starts
+		args: envProg("signals-all", "SIGINT", "SIGUSR1")})
+	p.waitOutput("ready", false)
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGINT)
+	p.waitOutput("got SIGINT", false)
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGUSR1)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("exit %d, want main's 0", code)
+	}
+	if strings.Contains(p.stderr.String(), "shutting down") {
+		t.Errorf("the inherited ignored SIGINT started a shutdown:\n%s", p.stderr)
+	}
+}
+
+// Descriptors hinit was started with beyond 0-2 reach main at their
+// numbers, as tini's child gets them (podman's --preserve-fds, `tini -- app
+// 3<file`); no service gets them. Before, main found fd 3 closed.
+func TestInheritedDescriptorsReachMain(t *testing.T) {
+	if _, err := os.Stat(DefaultConfig); err == nil {
+		t.Skip("a hinit.yaml exists here")
+	}
+	dir := testprog.PublicDir(t)
+	given := filepath.Join(dir, "given")
+	if err := os.WriteFile(given, []byte("fd three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, configured := range []bool{false, true} {
+		t.Run(fmt.Sprintf("configured=%v", configured), func(t *testing.T) {
+			f, err := os.Open(given)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			out := filepath.Join(dir, fmt.Sprintf("out-%v", configured))
+			main := `cat <&3 >` + out + `.main`
+			env := []string{"PATH=" + os.Getenv("PATH"), "HINIT_TEST_AS_INIT=1"}
+			args := []string{"-s", "--", "/bin/sh", "-c", main}
+			if configured {
+				cfg := filepath.Join(dir, "hinit.yaml")
+				if err := os.WriteFile(cfg, []byte("services:\n  probe: {command: [/bin/sh, -c, 'if [ -e /proc/self/fd/3 ]; then echo leaked; else echo sealed; fi >"+out+".svc'], restart: never}\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				env = append(env, "HINIT_CONFIG="+cfg, "HINIT_RUNTIME_DIR="+filepath.Join(dir, "run"), "HINIT_SCANDIR="+filepath.Join(dir, "service"))
+				args = []string{"--", "/bin/sh", "-c", main + `; while [ ! -s ` + out + `.svc ]; do sleep 0.01; done`}
+			}
+			cmd := exec.Command(testprog.Command("x")[0], args...)
+			cmd.Env = env
+			cmd.ExtraFiles = []*os.File{f} // fd 3, open across exec
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, b)
+			}
+			if b, _ := os.ReadFile(out + ".main"); string(b) != "fd three\n" {
+				t.Errorf("main read %q from fd 3, want the file given to hinit there", b)
+			}
+			if b, _ := os.ReadFile(out + ".svc"); configured && string(b) != "sealed\n" {
+				t.Errorf("the service found fd 3: %q", b)
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -117,5 +118,44 @@ func TestTTYLogReadableByGroup(t *testing.T) {
 	st := fi.Sys().(*syscall.Stat_t)
 	if fi.Mode().Perm() != 0o640 || st.Uid != 0 || int(st.Gid) != id {
 		t.Errorf("hinit.log is %v %d:%d, want -rw-r----- 0:%d", fi.Mode(), st.Uid, st.Gid, id)
+	}
+}
+
+// A terminal on stdin that is not hinit's controlling terminal (hinit
+// started by setsid, a terminal handed in from another session) is no
+// terminal to hand over: main starts as it would without one, as under
+// tini, whose tcsetpgrp fails with ENOTTY and goes on. Before, hinit took it
+// for one, main's start failed on the handoff's ioctl, and hinit exited 126.
+func TestTerminalThatIsNotControlling(t *testing.T) {
+	if _, err := os.Stat(DefaultConfig); err == nil {
+		t.Skip("a hinit.yaml exists here")
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	go io.Copy(io.Discard, ptmx)
+	cmd := exec.Command(testprog.Command("x")[0], "--", "/bin/sh", "-c", "exit 5")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HINIT_TEST_AS_INIT=1", "HINIT_TEST_MOUNT_PROC=1"}
+	var out testprog.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &out, &out
+	// A session of its own, without a controlling terminal; stdin a tty.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("hinit still running after 15 s")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 5 {
+		t.Errorf("exit %d, want main's 5\n%s", code, out.String())
 	}
 }

@@ -60,20 +60,22 @@ type Reaper struct {
 	keepTTY    bool                // set SIGTTIN/SIGTTOU for each child's fork, guarded by mu
 	shimWarned bool                // a child could not start through the shim, guarded by mu
 	warn       atomic.Bool         // log each orphan reaped as a warning (tini -w)
+	inherited  []int               // descriptors 3 and up hinit was started with, open across exec; set by New
 }
 
 // New subscribes to SIGCHLD at once, so it must be called before any child
 // exists. Run must then be started to do the reaping. It also marks every
 // descriptor this process inherited (3 and up) close-on-exec, so that a
 // child gets exactly the descriptors Start is given and nothing hinit's own
-// parent left open (catatonit's close_fds_ge_than does the same).
+// parent left open (catatonit's close_fds_ge_than does the same); Inherited
+// lists them, for main, which tini would give them to.
 func New(log *slog.Logger) *Reaper {
-	sealInherited(log)
 	r := &Reaper{
-		log:     log,
-		sigchld: make(chan os.Signal, 1),
-		waiting: make(map[int]chan Status),
-		idle:    make(chan struct{}),
+		inherited: sealInherited(log),
+		log:       log,
+		sigchld:   make(chan os.Signal, 1),
+		waiting:   make(map[int]chan Status),
+		idle:      make(chan struct{}),
 	}
 	signal.Notify(r.sigchld, syscall.SIGCHLD)
 	return r
@@ -355,21 +357,41 @@ func (r *Reaper) deliver(pid int, ws unix.WaitStatus) {
 	done <- st // buffered: never blocks
 }
 
-// sealInherited sets FD_CLOEXEC on every descriptor from 3 up. Descriptors
-// Go opens are close-on-exec already; inherited ones are not.
-func sealInherited(log *slog.Logger) {
-	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
-		return
-	}
-	// Kernels before 5.11: walk the open descriptors.
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		log.Warn("cannot list inherited descriptors; children may inherit them", "err", err)
-		return
-	}
-	for _, e := range ents {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+// Inherited are the descriptors from 3 up that hinit was started with and
+// that an exec would have kept (podman's --preserve-fds, socket
+// activation, `tini -- app 3<file`): sealed from every child, they are
+// for main to be given, as tini gives them.
+func (r *Reaper) Inherited() []int { return r.inherited }
+
+// sealInherited sets FD_CLOEXEC on every descriptor from 3 up and returns
+// those that did not have it. Descriptors Go opens are close-on-exec
+// already; inherited ones are not. Without /proc (where hinit is not a
+// container's init) none are listed, and all are sealed still.
+func sealInherited(log *slog.Logger) []int {
+	var open []int
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil { // its own dir fd is close-on-exec, and closed again
+		for _, e := range ents {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil || fd < 3 {
+				continue
+			}
+			if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+				open = append(open, fd)
+			}
 		}
 	}
+	slices.Sort(open) // listed by name
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return open
+	}
+	// Kernels before 5.11: one at a time.
+	if open == nil {
+		if _, err := os.Stat("/proc/self/fd"); err != nil {
+			log.Warn("cannot list inherited descriptors; children may inherit them", "err", err)
+		}
+	}
+	for _, fd := range open {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+	}
+	return open
 }
