@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/control"
+	"hinit/svclog"
 )
 
 // follow prints what is appended to path until hsvc is interrupted. It
@@ -79,7 +80,10 @@ func watchDir(dir string) (changes <-chan struct{}, stop func(), err error) {
 }
 
 // catchUp copies what f has beyond its offset, then switches to the file
-// now at path if that is another one (rotation) and copies it too.
+// now at path if that is another one (rotation) and copies it too, after
+// the rest of f and every archive made since f was current: a log that
+// rotated more than once meanwhile (a slow terminal, a burst) hides no
+// file.
 func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 	if err := c.drain(f); err != nil {
 		return f, err
@@ -104,9 +108,52 @@ func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 		return f, err
 	}
 	if f != nil {
+		// f is an archive now, or gone: what was written to it before
+		// the rename, then the archives made after it.
+		err := c.drain(f)
+		if err == nil {
+			err = c.archivesAfter(filepath.Dir(path), f)
+		}
 		f.Close()
+		if err != nil {
+			next.Close()
+			return nil, err
+		}
 	}
 	return next, c.drain(next)
+}
+
+// archivesAfter copies every archive of dir made after old, a current
+// since rotated, whole and in order. When old is no archive any more
+// (pruned: the oldest go first), every archive left is newer.
+func (c *cli) archivesAfter(dir string, old *os.File) error {
+	names, err := svclog.Archives(dir)
+	if err != nil {
+		return nil
+	}
+	ost, err := old.Stat()
+	if err != nil {
+		return nil
+	}
+	from := 0
+	for i, n := range names {
+		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && os.SameFile(st, ost) {
+			from = i + 1
+			break
+		}
+	}
+	for _, n := range names[from:] {
+		a, err := os.Open(filepath.Join(dir, n))
+		if err != nil {
+			continue // pruned meanwhile
+		}
+		_, err = io.Copy(c.stdout, a)
+		a.Close()
+		if err != nil {
+			return exitf(control.CodeFailed, "follow %s: %v", a.Name(), err)
+		}
+	}
+	return nil
 }
 
 // drain copies f from its offset to its end; a file that shrank under its

@@ -61,7 +61,7 @@ func (c *cli) showLog(path string, n int, follow bool) error {
 	case err != nil:
 		return err
 	default:
-		err = tail(f, n, c.stdout)
+		err = tail(path, f, n, c.stdout)
 		if err != nil || !follow {
 			f.Close()
 		}

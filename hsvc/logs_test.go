@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"hinit/control"
 	"hinit/internal/testprog"
+	"hinit/svclog"
 )
 
 // logServer serves a fixed status whose service "dash" logs to
@@ -83,19 +85,22 @@ func TestLastLines(t *testing.T) {
 		content string
 		n       int
 		want    int64
+		lines   int // found from want on
 	}{
-		{"empty", "", 5, 0},
-		{"one line", "a\n", 1, 0},
-		{"last of two", "a\nb\n", 1, 2},
-		{"blank lines count", "a\n\n\n", 2, 2},
-		{"lines across blocks", long + long + "tail\n", 2, int64(len(long))},
-		{"zero", "a\nb\n", 0, 4},
+		{"empty", "", 5, 0, 0},
+		{"one line", "a\n", 1, 0, 1},
+		{"last of two", "a\nb\n", 1, 2, 1},
+		{"blank lines count", "a\n\n\n", 2, 2, 2},
+		{"lines across blocks", long + long + "tail\n", 2, int64(len(long)), 2},
+		{"zero", "a\nb\n", 0, 4, 0},
+		{"fewer than asked", "a\nb\n", 5, 0, 2},
+		{"fewer, no final newline", "a\nb", 5, 0, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := lastLines(strings.NewReader(tc.content), int64(len(tc.content)), tc.n)
-			if err != nil || got != tc.want {
-				t.Fatalf("lastLines = %d, %v; want %d", got, err, tc.want)
+			got, lines, err := lastLines(strings.NewReader(tc.content), int64(len(tc.content)), tc.n)
+			if err != nil || got != tc.want || lines != tc.lines {
+				t.Fatalf("lastLines = %d, %d lines, %v; want %d, %d lines", got, lines, err, tc.want, tc.lines)
 			}
 		})
 	}
@@ -172,5 +177,100 @@ func appendTo(t *testing.T, path, data string) {
 	defer f.Close()
 	if _, err := f.WriteString(data); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// slowTerminal is hsvc's stdout on a slow terminal: its Write number
+// blockAt waits until gate is closed.
+type slowTerminal struct {
+	testprog.Buffer
+	writes  atomic.Int32
+	blockAt int32
+	gate    chan struct{}
+}
+
+func (s *slowTerminal) Write(p []byte) (int, error) {
+	if s.writes.Add(1) == s.blockAt {
+		<-s.gate
+	}
+	return s.Buffer.Write(p)
+}
+
+// TestLogsFollowThroughRotations: hsvc logs -f follows across rotations,
+// several of them while hsvc is busy printing (a slow terminal, a burst)
+// included: every archive made meanwhile is shown, in order. Before, hsvc
+// finished the file it had and jumped to the current one.
+func TestLogsFollowThroughRotations(t *testing.T) {
+	sock, logPath := logServer(t)
+	// One line per file: every line after the first rotates.
+	l, err := svclog.New(svclog.Options{Name: "dash", Dir: filepath.Dir(logPath), MaxSize: 60, Keep: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(context.Background())
+	inFile := func(s string) func() bool {
+		return func() bool { b, _ := os.ReadFile(logPath); return strings.Contains(string(b), s) }
+	}
+	fmt.Fprintln(l.Writer(), "line 0")
+	testprog.WaitFor(t, 5*time.Second, "line 0 in current", inFile("line 0"))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &slowTerminal{blockAt: 2, gate: make(chan struct{})}
+	c, _, stderr := newCLI(ctx, sock)
+	c.stdout = out
+	done := make(chan int, 1)
+	go func() { done <- c.run([]string{"logs", "dash", "-f", "-n", "1"}) }()
+	testprog.WaitFor(t, 5*time.Second, "the tail", func() bool { return strings.Contains(out.String(), "line 0") })
+
+	fmt.Fprintln(l.Writer(), "line 1")
+	testprog.WaitFor(t, 5*time.Second, "hsvc printing line 1", func() bool { return out.writes.Load() == 2 })
+	for i := 2; i <= 4; i++ { // three more rotations while hsvc prints
+		fmt.Fprintf(l.Writer(), "line %d\n", i)
+		testprog.WaitFor(t, 5*time.Second, "the line in current", inFile(fmt.Sprintf("line %d", i)))
+	}
+	close(out.gate)
+	testprog.WaitFor(t, 5*time.Second, "line 4 followed", func() bool { return strings.Contains(out.String(), "line 4") })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for i := 0; i <= 4; i++ {
+		if !strings.Contains(out.String(), fmt.Sprintf(" line %d\n", i)) {
+			t.Errorf("line %d never printed", i)
+		}
+	}
+	if t.Failed() {
+		t.Logf("hsvc logs -f printed:\n%s", out.String())
+	}
+}
+
+// TestLogsTailAcrossRotation: `hsvc logs NAME -n 5` prints the last 5
+// lines of the service's log, those in the newest archives when current
+// holds fewer: right after a rotation it held only the newest line, and the
+// four before it were not printed.
+func TestLogsTailAcrossRotation(t *testing.T) {
+	sock, logPath := logServer(t)
+	// About 3 lines per file at this size: lines 1-6 rotate twice.
+	l, err := svclog.New(svclog.Options{Name: "dash", Dir: filepath.Dir(logPath), MaxSize: 120, Keep: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(context.Background())
+	for i := 1; i <= 7; i++ {
+		fmt.Fprintf(l.Writer(), "line %d\n", i)
+	}
+	testprog.WaitFor(t, 5*time.Second, "line 7 in current", func() bool {
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), "line 7")
+	})
+	c, stdout, stderr := newCLI(context.Background(), sock)
+	if code := c.run([]string{"logs", "dash", "-n", "5"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for i := 3; i <= 7; i++ {
+		if !strings.Contains(stdout.String(), fmt.Sprintf(" line %d\n", i)) {
+			t.Errorf("line %d missing from hsvc logs -n 5:\n%s", i, stdout)
+		}
 	}
 }

@@ -4,22 +4,32 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+
+	"hinit/svclog"
 )
 
 // tailBlock is how much of the file tail reads at a time, from the end.
 const tailBlock = 32 << 10
 
-// tail copies the last n lines of f to w and leaves f's offset where it
-// stopped reading, so that following goes on from there.
-func tail(f *os.File, n int, w io.Writer) error {
+// tail copies the last n lines of the log whose current is f (at path) to
+// w: current's, and when it holds fewer, those before them in the newest
+// archives, so that a rotation just made hides none of them. It leaves f's
+// offset where it stopped reading, so that following goes on from there.
+func tail(path string, f *os.File, n int, w io.Writer) error {
 	st, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("stat: %w", err)
 	}
 	size := st.Size()
-	start, err := lastLines(f, size, n)
+	start, lines, err := lastLines(f, size, n)
 	if err != nil {
 		return err
+	}
+	if lines < n {
+		if err := tailArchives(filepath.Dir(path), n-lines, w); err != nil {
+			return err
+		}
 	}
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		return fmt.Errorf("seek: %w", err)
@@ -30,11 +40,58 @@ func tail(f *os.File, n int, w io.Writer) error {
 	return nil
 }
 
+// tailArchives copies the last n lines of the archives of dir to w, oldest
+// first. An archive that cannot be read (pruned meanwhile) is passed over.
+func tailArchives(dir string, n int, w io.Writer) error {
+	names, err := svclog.Archives(dir)
+	if err != nil {
+		return nil // current alone, as before any rotation
+	}
+	type part struct {
+		f     *os.File
+		start int64
+		size  int64
+	}
+	var parts []part
+	defer func() {
+		for _, p := range parts {
+			p.f.Close()
+		}
+	}()
+	for i := len(names) - 1; i >= 0 && n > 0; i-- {
+		a, err := os.Open(filepath.Join(dir, names[i]))
+		if err != nil {
+			continue
+		}
+		st, err := a.Stat()
+		if err != nil {
+			a.Close()
+			continue
+		}
+		start, lines, err := lastLines(a, st.Size(), n)
+		if err != nil {
+			a.Close()
+			continue
+		}
+		parts = append(parts, part{a, start, st.Size()})
+		n -= lines
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		p := parts[i]
+		if _, err := io.Copy(w, io.NewSectionReader(p.f, p.start, p.size-p.start)); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+	}
+	return nil
+}
+
 // lastLines is the offset where the last n lines of the first size bytes
-// of r begin. A final newline ends the last line; it does not start one.
-func lastLines(r io.ReaderAt, size int64, n int) (int64, error) {
+// of r begin, and how many lines there are from there (fewer than n when
+// r holds fewer). A final newline ends the last line; it does not start
+// one.
+func lastLines(r io.ReaderAt, size int64, n int) (int64, int, error) {
 	if n <= 0 {
-		return size, nil
+		return size, 0, nil
 	}
 	buf := make([]byte, tailBlock)
 	seen := 0
@@ -42,17 +99,20 @@ func lastLines(r io.ReaderAt, size int64, n int) (int64, error) {
 		start := max(end-tailBlock, 0)
 		chunk := buf[:end-start]
 		if _, err := r.ReadAt(chunk, start); err != nil && err != io.EOF {
-			return 0, fmt.Errorf("read: %w", err)
+			return 0, 0, fmt.Errorf("read: %w", err)
 		}
 		for i := len(chunk) - 1; i >= 0; i-- {
 			if chunk[i] != '\n' || start+int64(i) == size-1 {
 				continue
 			}
 			if seen++; seen == n {
-				return start + int64(i) + 1, nil
+				return start + int64(i) + 1, n, nil
 			}
 		}
 		end = start
 	}
-	return 0, nil
+	if size > 0 {
+		seen++ // the first line
+	}
+	return 0, seen, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -107,7 +106,7 @@ func (w *fileWriter) eachArchive(fn func(name string)) error {
 	for {
 		batch, err := d.Readdirnames(pruneBatch)
 		for _, n := range batch {
-			if strings.HasPrefix(n, "@") && strings.HasSuffix(n, ".s") {
+			if IsArchive(n) {
 				fn(n)
 			}
 		}
