@@ -193,7 +193,9 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 		return nil, fmt.Errorf("%s: %w", file, e.Err)
 	}
 	if e.S6 != nil { // an s6 servicedir: root's when root-owned, else its owner's
-		return s6Service(e.Name, e.Dir, e.S6, e.Trust.User("0")), nil
+		def := s6Service(e.Name, e.Dir, e.S6, e.Trust.User("0"))
+		d.m.s6Marker(def)
+		return def, nil
 	}
 	def, ref, err := config.ParseService(file, e.YAML, e.Name)
 	if err != nil {

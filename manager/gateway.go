@@ -21,12 +21,17 @@ import (
 // are instances of the gateway template, and where each profile keeps its
 // gateway_state.json.
 type gateways struct {
-	rc      *config.Reconcile // nil: no reconcile, nothing recorded
+	rc *config.Reconcile // nil: no reconcile, nothing recorded
+	// s6: compat s6-overlay, where today's hermes registers a profile
+	// made at run time as an s6 dir named as the template's instance
+	// (S6ServiceManager.register_profile_gateway); the next boot's
+	// reconcile replaces it with a slot of the template.
+	s6      bool
 	environ func() map[string]string
 }
 
-func newGateways(rc *config.Reconcile, environ func() map[string]string) gateways {
-	return gateways{rc: rc, environ: environ}
+func newGateways(cfg *config.Config, environ func() map[string]string) gateways {
+	return gateways{rc: cfg.Reconcile, s6: cfg.S6(), environ: environ}
 }
 
 // template is the gateway template: the one reconcile names, else "gateway".
@@ -37,9 +42,37 @@ func (g gateways) template() string {
 	return "gateway"
 }
 
-// isGateway reports whether st is an instance of the gateway template.
+// isGateway reports whether st is a profile's gateway: an instance of the
+// gateway template, or under compat s6-overlay an s6 dir of such a name.
 func (g gateways) isGateway(st supervise.Status) bool {
-	return st.Source.Template() == g.template()
+	return g.named(st.Name, st.Source)
+}
+
+// named reports whether the service name, defined by source, is a
+// profile's gateway (isGateway).
+func (g gateways) named(name string, source config.Source) bool {
+	if source.Template() == g.template() {
+		return true
+	}
+	if !g.s6 || source != config.SourceScandir {
+		return false
+	}
+	_, ok := gwstate.ProfileOf(g.template(), name)
+	return ok
+}
+
+// s6Marker gives def, read from an s6 dir, the planned-stop marker of its
+// profile's slot when it is a profile's gateway (named): a requested stop
+// then writes it first, as for a slot, and the gateway records "stopped"
+// on its way out instead of "running".
+func (m *Manager) s6Marker(def *config.Service) {
+	if !m.gw.named(def.Name, def.Source) {
+		return
+	}
+	profile, _ := gwstate.ProfileOf(m.gw.template(), def.Name)
+	if slot, err := m.cfg.Render(config.Ref{Template: m.gw.template(), Instance: profile}); err == nil {
+		def.Stop.PlannedStopMarker = slot.Stop.PlannedStopMarker
+	}
 }
 
 // home is $HERMES_HOME as reconcile configures it, in the container

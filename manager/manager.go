@@ -80,7 +80,7 @@ type Manager struct {
 func New(ctx context.Context, o Options) *Manager {
 	m := &Manager{cfg: o.Config, scandir: o.Scandir, user: o.User, environ: o.Environ,
 		shutdown: o.RequestShutdown, log: o.Log, checkGrace: o.CheckGrace, shutdownTimeout: o.ShutdownTimeout}
-	m.gw = newGateways(o.Config.Reconcile, m.environ)
+	m.gw = newGateways(o.Config, m.environ)
 	m.dyn = newDynamic(m)
 	m.group = supervise.NewGroup(ctx, &supervise.Deps{
 		Spawner:     o.Spawner,

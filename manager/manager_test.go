@@ -795,3 +795,52 @@ func TestCheckEssentialExitedZero(t *testing.T) {
 	}
 	f.Expect(control.Request{Verb: control.VerbCheck}, 0, "")
 }
+
+// In the shipped image (compat: s6-overlay), today's hermes registers a
+// profile created at run time as an s6 servicedir /run/service/gateway-P
+// (S6ServiceManager.register_profile_gateway). That is the profile's
+// gateway: hsvc stop --all stops it, and hsvc stop writes its slot's
+// planned-stop marker and records desired_state stopped (SPEC §4), or the
+// next boot would bring back a gateway the user stopped. Before, it was a
+// plain scandir service to hinit.
+func TestStopOfS6RegisteredGateway(t *testing.T) {
+	f := mt.Start(t, "compat: s6-overlay\nreconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+
+		mt.Prog("sleep", "inf")+"\n    stop: {planned_stop_marker: \"${HERMES_HOME}/profiles/{instance}/.gateway-planned-stop.json\"}\n    "+mt.Env, nil)
+	dir := filepath.Join(f.Home, "profiles", "coder")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "gateway_state.json")
+	// hermes -p coder gateway start wrote desired_state running.
+	if err := os.WriteFile(state, []byte(`{"gateway_state":"running","desired_state":"running"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// hermes profile create coder: an s6 servicedir, built under a dot name.
+	tmp := filepath.Join(f.Scandir, ".gateway-coder.tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "type"), []byte("longrun\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(f.Scandir, "gateway-coder")); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "gateway-coder up", func() bool { return f.State("gateway-coder") == "up" })
+
+	all := f.Do(control.Request{Verb: control.VerbStop, All: true, Wait: "10s"})
+	if st := f.State("gateway-coder"); st != "down" {
+		t.Errorf("after hsvc stop --all (answered %d %q), gateway-coder is %q, want down", all.Code, all.Error, st)
+	}
+	f.Expect(control.Request{Verb: control.VerbStop, Names: []string{"gateway-coder"}, Wait: "10s"}, 0, "")
+	b, _ := os.ReadFile(state)
+	if d := desiredState(state); d != "stopped" {
+		t.Errorf("after hsvc stop gateway-coder, gateway_state.json is %s: desired_state %q, want stopped (the next boot starts it again)", b, d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".gateway-planned-stop.json")); err != nil {
+		t.Errorf("no planned-stop marker before the SIGTERM: %v", err)
+	}
+}
