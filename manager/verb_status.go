@@ -81,7 +81,7 @@ func (m *Manager) check(context.Context, control.Caller, *control.Request) *cont
 			return control.Errorf(control.CodeFailed, "essential service %s is %s: %s", st.Name, st.State, st.Reason)
 		}
 	}
-	if err := reconcile.CheckGateways(sts, m.gw.template(), time.Now(), m.checkGrace); err != nil {
+	if err := reconcile.CheckGateways(sts, m.gw.isGateway, time.Now(), m.checkGrace); err != nil {
 		return control.Errorf(control.CodeFailed, "%v", err)
 	}
 	return control.OK()

@@ -23,21 +23,21 @@ func (f Failing) String() string {
 	return fmt.Sprintf("%s %s for %v: %s", f.Name, f.State, f.For.Round(time.Second), f.Reason)
 }
 
-// FailingGateways returns, sorted as given, the instances of template in sts
-// that are wanted up (hsvc start, or the boot reconcile, asked for them) but
+// FailingGateways returns, sorted as given, the gateways in sts (those
+// isGateway says are: the manager's rule) that are wanted up (hsvc start, or the boot reconcile, asked for them) but
 // have been failing for longer than grace as of now: crash-looping in
 // backoff, given up (failed), or ended by a failing exit that is not
 // restarted (exited with a code other than 0, e.g. 78 for a fatal
 // configuration). How long counts from Status.FailingSince, so the flips of
 // a crash loop between backoff and starting do not reset it. A grace of 0
 // or less turns the check off: nil.
-func FailingGateways(sts []supervise.Status, template string, now time.Time, grace time.Duration) []Failing {
+func FailingGateways(sts []supervise.Status, isGateway func(supervise.Status) bool, now time.Time, grace time.Duration) []Failing {
 	if grace <= 0 {
 		return nil
 	}
 	var out []Failing
 	for _, st := range sts {
-		if st.Source.Template() != template || st.Want != supervise.WantUp || !failingState(st) {
+		if !isGateway(st) || st.Want != supervise.WantUp || !failingState(st) {
 			continue
 		}
 		since := st.FailingSince
@@ -64,8 +64,8 @@ func failingState(st supervise.Status) bool {
 
 // CheckGateways is FailingGateways as the error hsvc check reports: nil
 // when none fails, else one line naming each failing gateway and why.
-func CheckGateways(sts []supervise.Status, template string, now time.Time, grace time.Duration) error {
-	failing := FailingGateways(sts, template, now, grace)
+func CheckGateways(sts []supervise.Status, isGateway func(supervise.Status) bool, now time.Time, grace time.Duration) error {
+	failing := FailingGateways(sts, isGateway, now, grace)
 	if len(failing) == 0 {
 		return nil
 	}

@@ -196,7 +196,8 @@ func TestFailingGateways(t *testing.T) {
 		gw("running", supervise.StateUp, "up", ago(10*time.Minute), ago(20*time.Minute), exit(1, 0)),
 		{Name: "dashboard", Source: "static", State: supervise.StateFailed, Want: "up", Since: ago(time.Hour)},
 	}
-	got := FailingGateways(sts, "gateway", now, time.Minute)
+	isGateway := func(st supervise.Status) bool { return st.Source.Template() == "gateway" }
+	got := FailingGateways(sts, isGateway, now, time.Minute)
 	var names []string
 	for _, f := range got {
 		names = append(names, f.Name)
@@ -207,14 +208,14 @@ func TestFailingGateways(t *testing.T) {
 	if len(got) > 0 && got[0].String() != "gateway-loop backoff for 3m0s: why loop" {
 		t.Errorf("line %q", got[0].String())
 	}
-	if FailingGateways(sts, "gateway", now, 0) != nil {
+	if FailingGateways(sts, isGateway, now, 0) != nil {
 		t.Error("grace 0 must turn the check off")
 	}
-	err := CheckGateways(sts, "gateway", now, time.Hour)
+	err := CheckGateways(sts, isGateway, now, time.Hour)
 	if err != nil {
 		t.Errorf("grace 1h: %v", err)
 	}
-	err = CheckGateways(sts, "gateway", now, 5*time.Minute)
+	err = CheckGateways(sts, isGateway, now, 5*time.Minute)
 	if !errors.Is(err, ErrGatewayFailing) || !strings.Contains(err.Error(), "gateway-gaveup failed for 6m0s: why gaveup; gateway-fatal exited for 10m0s") {
 		t.Errorf("grace 5m: %v", err)
 	}
