@@ -13,11 +13,8 @@ import (
 // forwards every signal but SIGCHLD to it, reaps every child, and exits
 // with argv's status once it is reaped.
 func goInit(argv []string) int {
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "probe: init: nothing to run")
+	argv, ok := command("init", argv)
+	if !ok {
 		return 2
 	}
 	sigs := make(chan os.Signal, 16)
@@ -59,11 +56,8 @@ func goInit(argv []string) int {
 // waits for it with a blocking wait4 and exits with its status, which is
 // what running a program costs a Go program, before any init's work.
 func goRun(argv []string) int {
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "probe: run: nothing to run")
+	argv, ok := command("run", argv)
+	if !ok {
 		return 2
 	}
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
@@ -88,4 +82,17 @@ func goRun(argv []string) int {
 			return ws.ExitStatus()
 		}
 	}
+}
+
+// command is the program mode runs: argv after an optional "--"; ok is
+// false, said on stderr, when there is none.
+func command(mode string, argv []string) ([]string, bool) {
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		fmt.Fprintf(os.Stderr, "probe: %s: nothing to run\n", mode)
+		return nil, false
+	}
+	return argv, true
 }
