@@ -38,6 +38,11 @@ func TestExitStatus(t *testing.T) {
 	// runs it with /bin/sh, and so does hinit for main.
 	noshebang := filepath.Join(dir, "entry.sh")
 	os.WriteFile(noshebang, []byte(`[ "$1" = arg ] && exit 7; exit 1`+"\n"), 0o755)
+	// Not scripts: a binary for another machine (an ELF header for
+	// aarch64) and an empty file stay exec errors, not /bin/sh's to read.
+	foreign, empty := filepath.Join(dir, "app-arm64"), filepath.Join(dir, "app-empty")
+	os.WriteFile(foreign, []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00\x01\x00\x00\x00(\n"), 0o755)
+	os.WriteFile(empty, nil, 0o755)
 	tests := []struct {
 		name   string
 		config string
@@ -54,6 +59,8 @@ func TestExitStatus(t *testing.T) {
 		{"not executable is 126", "", []string{noexec}, 126,
 			"hinit: error: main: exec " + noexec + ": permission denied"},
 		{"a script without #! runs with /bin/sh", "", []string{noshebang, "arg"}, 7, ""},
+		{"a binary for another machine is 126", "", []string{foreign}, 126, "exec " + foreign + ": exec format error"},
+		{"an empty file is 126", "", []string{empty}, 126, "exec " + empty + ": exec format error"},
 		{"nothing to run is a usage error", "", nil, 2, "hinit: nothing to run"},
 		{"broken config stops the boot", "services:\n  web:\n    comand: [x]\n", []string{"true"}, 1,
 			"hinit.yaml:4: services.web.comand: unknown key"},

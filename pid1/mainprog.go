@@ -1,6 +1,7 @@
 package pid1
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -74,14 +75,17 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		return nil, err
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
-	if errors.Is(err, syscall.ENOEXEC) {
-		// execvp's rule, and so tini's: a file the kernel cannot run
-		// (a script without a "#!" line) is a script for /bin/sh.
-		prog.Argv = append([]string{"/bin/sh", cmd.Path}, argv[1:]...)
-		if cmd, err = prog.Build(); err != nil {
-			return nil, err
+	if errors.Is(err, syscall.ENOEXEC) && isScript(cmd.Path) {
+		// execvp's rule, and so tini's: a text file the kernel cannot
+		// run (a script without a "#!" line) is a script for /bin/sh.
+		sh := prog
+		sh.Argv = append([]string{"/bin/sh", cmd.Path}, argv[1:]...)
+		if shCmd, serr := sh.Build(); serr == nil {
+			if pid, done, serr = h.reaper.Start(shCmd.Path, shCmd.Argv, shCmd.Attr, shCmd.Signals); serr == nil {
+				return &mainProc{argv: argv, pid: pid, done: done}, nil
+			}
 		}
-		pid, done, err = h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
+		// no /bin/sh to run it: main's own error says what is wrong
 	}
 	if err != nil {
 		return nil, prog.StartError(cmd, err)
@@ -89,17 +93,44 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	return &mainProc{argv: argv, pid: pid, done: done}, nil
 }
 
+// isScript reports whether the file at path, which the kernel refused to
+// run, reads as a shell script: a regular file, not empty, not an ELF
+// binary (one for another machine), no NUL byte in its first 512 bytes
+// (bash's test before it runs such a file). Anything else stays main's
+// exec error: 126, "exec format error".
+func isScript(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	b := make([]byte, 512)
+	n, _ := f.Read(b)
+	b = b[:n]
+	return n > 0 && !bytes.HasPrefix(b, []byte("\x7fELF")) && !bytes.Contains(b, []byte{0})
+}
+
 // mainFiles are main's descriptors: 0, 1 and 2, and those hinit was
 // started with beyond them (reaper.Inherited), at their numbers, as tini's
 // child gets them all (podman's --preserve-fds, `tini -- app 3<file`); the
 // numbers between are closed in main. No service or hook gets them. One
 // past launch.MaxFD is not passed on: each number up to it costs every
-// start of main a descriptor slot.
+// start of main a descriptor slot. Nor is one within three of the
+// descriptor limit: the fork moves its error pipe, and the shim's, past
+// main's last number.
 func (h *hinit) mainFiles() []uintptr {
+	limit := uint64(launch.MaxFD + 1)
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
+		limit = min(limit, rl.Max)
+	}
 	files := []uintptr{0, 1, 2}
 	for _, fd := range h.reaper.Inherited() {
-		if fd > launch.MaxFD {
-			h.log.Warn(fmt.Sprintf("descriptor %d that hinit was started with is not passed to main: past %d", fd, launch.MaxFD))
+		if uint64(fd)+3 >= limit {
+			h.log.Warn(fmt.Sprintf("descriptor %d that hinit was started with is not passed to main: past %d", fd, limit-4))
 			continue
 		}
 		for len(files) < fd {

@@ -380,3 +380,35 @@ func TestInheritedDescriptorsReachMain(t *testing.T) {
 		})
 	}
 }
+
+// A descriptor hinit was started with too near the descriptor limit to
+// pass on (the fork needs numbers past main's last) is left out with a
+// warning, and main starts. It did not: main's start failed with EBADF.
+func TestInheritedDescriptorNearLimit(t *testing.T) {
+	if _, err := os.Stat(DefaultConfig); err == nil {
+		t.Skip("a hinit.yaml exists here")
+	}
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	self := testprog.Command("x")[0]
+	for _, shim := range []bool{false, true} {
+		for _, fd := range []int{1020, 1021, 1022} {
+			extra := make([]*os.File, fd-3+1)
+			extra[len(extra)-1] = f
+			argv := []string{"prlimit", "--nofile=1024:1024", "--", self, "--", "/bin/sh", "-c", "exit 5"}
+			if shim { // SIGINT ignored when hinit starts: main starts through the shim
+				argv = append([]string{"prlimit", "--nofile=1024:1024", "--", "/usr/bin/env", "HINIT_TEST_SIGCONF=1", self}, argv[3:]...)
+			}
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HINIT_TEST_AS_INIT=1"}
+			cmd.ExtraFiles = extra
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != 5 {
+				t.Errorf("fd %d under a limit of 1024, shim %v: exit %d, want main's 5\n%s", fd, shim, code, out)
+			}
+		}
+	}
+}
