@@ -323,7 +323,7 @@ real_home() {
 	fi
 	d=$HERMES_REAL_HOME
 	while :; do
-		case $d in "$HERMES_REAL_HOME" | "$HERMES_HOME"/*) own "$d" || say "warning: cannot chown $d" ;; esac
+		case $d in "$HERMES_REAL_HOME" | "${HERMES_HOME%/}"/*) own "$d" || say "warning: cannot chown $d" ;; esac
 		[ "$d" = "$top" ] && break
 		d=$(dirname "$d")
 	done

@@ -27,6 +27,7 @@ func (c *cli) follow(path string, f *os.File) error {
 		return exitf(control.CodeFailed, "follow %s: watch its directory: %v", path, err)
 	}
 	defer stop()
+	c.markArchives(filepath.Dir(path))
 	for {
 		// Catch up first: the file may have grown or been replaced
 		// before the watch began, or between two events.
@@ -79,6 +80,14 @@ func watchDir(dir string) (changes <-chan struct{}, stop func(), err error) {
 	return ch, func() { in.Close() }, nil
 }
 
+// markArchives records the newest archive of dir as accounted for: the
+// file followed is newer.
+func (c *cli) markArchives(dir string) {
+	if names, err := svclog.Archives(dir); err == nil && len(names) > 0 {
+		c.seenArchive = names[len(names)-1]
+	}
+}
+
 // catchUp copies what f has beyond its offset, then switches to the file
 // now at path if that is another one (rotation) and copies it too, after
 // the rest of f and every archive made since f was current: a log that
@@ -109,10 +118,13 @@ func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 	}
 	if f != nil {
 		// f is an archive now, or gone: what was written to it before
-		// the rename, then the archives made after it.
+		// the rename, then the archives made after it, up to next.
 		err := c.drain(f)
 		if err == nil {
-			err = c.archivesAfter(filepath.Dir(path), f)
+			err = endLine(c.stdout, f)
+		}
+		if err == nil {
+			err = c.archivesAfter(filepath.Dir(path), f, next)
 		}
 		f.Close()
 		if err != nil {
@@ -123,22 +135,26 @@ func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 	return next, c.drain(next)
 }
 
-// archivesAfter copies every archive of dir made after old, a current
-// since rotated, whole and in order. When old is no archive any more
-// (pruned: the oldest go first), every archive left is newer.
-func (c *cli) archivesAfter(dir string, old *os.File) error {
+// archivesAfter copies, whole and in order, every archive of dir made
+// after old (a current since rotated) and before next (the current now,
+// which may have become an archive meanwhile: it is read as next). When
+// old is no archive (pruned, the oldest first; or removed or renamed away
+// by someone), they are those newer than the last one accounted for.
+func (c *cli) archivesAfter(dir string, old, next *os.File) error {
 	names, err := svclog.Archives(dir)
 	if err != nil {
 		return nil
 	}
-	ost, err := old.Stat()
-	if err != nil {
-		return nil
-	}
-	from := 0
+	ost, oerr := old.Stat()
+	nst, nerr := next.Stat()
+	from := len(names)
 	for i, n := range names {
-		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && os.SameFile(st, ost) {
+		if n > c.seenArchive && from == len(names) {
+			from = i
+		}
+		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && oerr == nil && os.SameFile(st, ost) {
 			from = i + 1
+			c.seenArchive = max(c.seenArchive, n)
 			break
 		}
 	}
@@ -147,13 +163,36 @@ func (c *cli) archivesAfter(dir string, old *os.File) error {
 		if err != nil {
 			continue // pruned meanwhile
 		}
+		if st, err := a.Stat(); err == nil && nerr == nil && os.SameFile(st, nst) {
+			a.Close()
+			break
+		}
+		c.seenArchive = max(c.seenArchive, n)
 		_, err = io.Copy(c.stdout, a)
+		if err == nil {
+			err = endLine(c.stdout, a)
+		}
 		a.Close()
 		if err != nil {
 			return exitf(control.CodeFailed, "follow %s: %v", a.Name(), err)
 		}
 	}
 	return nil
+}
+
+// endLine ends, on w, a line f left unfinished: svclog ends a file mid-line
+// only when a write failed, and what follows starts a line of its own.
+func endLine(w io.Writer, f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return nil
+	}
+	b := []byte{0}
+	if _, err := f.ReadAt(b, st.Size()-1); err != nil || b[0] == '\n' {
+		return nil
+	}
+	_, err = w.Write([]byte{'\n'})
+	return err
 }
 
 // drain copies f from its offset to its end; a file that shrank under its

@@ -3,6 +3,7 @@ package hsvc
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,5 +273,169 @@ func TestLogsTailAcrossRotation(t *testing.T) {
 		if !strings.Contains(stdout.String(), fmt.Sprintf(" line %d\n", i)) {
 			t.Errorf("line %d missing from hsvc logs -n 5:\n%s", i, stdout)
 		}
+	}
+}
+
+const (
+	arcA = "@20260101T000000.000000Z.s"
+	arcB = "@20260101T000001.000000Z.s"
+	arcC = "@20260101T000002.000000Z.s"
+)
+
+func writeLogFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A rotation between showLog's open of current and tail's listing of the
+// archives makes the file opened the newest archive: its lines are printed
+// once, as current's. They were printed twice.
+func TestLogsTailRotationAfterOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	writeLogFile(t, filepath.Join(dir, arcA), "a1\na2\n")
+	writeLogFile(t, path, "c1\n")
+	f, err := os.Open(path) // showLog's openLog
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// svclog rotates now: current → archive, a new current
+	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "")
+	var out strings.Builder
+	if err := tail(path, f, 5, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a1\na2\nc1\n"; out.String() != want {
+		t.Fatalf("hsvc logs -n 5 printed %q, want %q", out.String(), want)
+	}
+}
+
+// An archive that ends mid-line (a write that failed on a full disk left
+// current mid-line, then it rotated) gets its line ended: tail joined its
+// last line with the first line printed after it.
+func TestLogsTailArchiveWithoutNewline(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	writeLogFile(t, filepath.Join(dir, arcA), "a1\na2")
+	writeLogFile(t, path, "c1\n")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	if err := tail(path, f, 3, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), "\n") != 3 {
+		t.Fatalf("hsvc logs -n 3 printed %q: %d lines, want 3 (a1, a2, c1)", out.String(), strings.Count(out.String(), "\n"))
+	}
+}
+
+// current removed (rm current, a cleanup tool): svclog opens a new one,
+// and hsvc logs -f goes on with it, printing no archive (all are older
+// than what it printed). It printed every archive of the dir first.
+func TestLogsFollowCurrentRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	writeLogFile(t, filepath.Join(dir, arcA), "old1\n")
+	writeLogFile(t, filepath.Join(dir, arcB), "old2\n")
+	writeLogFile(t, path, "x1\n")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil { // tail printed x1
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "y1\n")
+	c, stdout, _ := newCLI(context.Background(), "")
+	c.markArchives(dir) // as follow does when it starts
+	next, err := c.catchUp(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Close()
+	if want := "y1\n"; stdout.String() != want {
+		t.Fatalf("hsvc logs -f printed %q after current was removed, want %q", stdout.String(), want)
+	}
+}
+
+// sleepyTerminal is a slow terminal: each Write takes 200 µs.
+type sleepyTerminal struct {
+	testprog.Buffer
+}
+
+func (s *sleepyTerminal) Write(p []byte) (int, error) {
+	time.Sleep(200 * time.Microsecond)
+	return s.Buffer.Write(p)
+}
+
+// A log that rotates after every line (as svclog does: append, rename
+// current to the next archive name, a new current), followed by hsvc logs
+// -f's catch-ups on a slow terminal: each line is printed once. A rotation
+// between catchUp's open of the new current (next) and the listing of the
+// archives makes next an archive made after the old file: it is read as
+// next only (it was printed twice).
+func TestLogsFollowRotationRace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	writeLogFile(t, path, "")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for i := 1; i <= n; i++ {
+			appendTo(t, path, fmt.Sprintf("line %d\n", i))
+			arc := base.Add(time.Duration(i) * time.Microsecond).Format("@20060102T150405.000000Z.s")
+			if err := os.Rename(path, filepath.Join(dir, arc)); err != nil {
+				t.Error(err)
+				return
+			}
+			writeLogFile(t, path, "")
+		}
+	}()
+	out := &sleepyTerminal{}
+	c, _, _ := newCLI(context.Background(), "")
+	c.stdout = out
+	for running := true; running; { // follow's loop, an event each time
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		if f, err = c.catchUp(path, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	seen := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		seen[l]++
+	}
+	dups := 0
+	for l, k := range seen {
+		if k > 1 {
+			if dups++; dups < 5 {
+				t.Errorf("%q printed %d times", l, k)
+			}
+		}
+	}
+	if len(seen) != n || dups > 0 {
+		t.Errorf("%d distinct lines of %d, %d printed more than once", len(seen), n, dups)
 	}
 }

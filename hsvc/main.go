@@ -64,6 +64,9 @@ type cli struct {
 	// bare reports, when no socket answers, that hinit runs in its bare
 	// mode (no hinit.yaml, no socket); nil in tests.
 	bare func() bool
+	// seenArchive is, for hsvc logs -f, the newest archive of the log
+	// already accounted for: a rotation prints those made after it.
+	seenArchive string
 }
 
 // verb is one hsvc command.

@@ -27,7 +27,7 @@ func tail(path string, f *os.File, n int, w io.Writer) error {
 		return err
 	}
 	if lines < n {
-		if err := tailArchives(filepath.Dir(path), n-lines, w); err != nil {
+		if err := tailArchives(filepath.Dir(path), f, n-lines, w); err != nil {
 			return err
 		}
 	}
@@ -41,8 +41,11 @@ func tail(path string, f *os.File, n int, w io.Writer) error {
 }
 
 // tailArchives copies the last n lines of the archives of dir to w, oldest
-// first. An archive that cannot be read (pruned meanwhile) is passed over.
-func tailArchives(dir string, n int, w io.Writer) error {
+// first, those older than cur (the current being read, which a rotation
+// may have made an archive meanwhile) only. An archive that cannot be read
+// (pruned meanwhile) is passed over; one that ends mid-line (a write that
+// failed) gets its line ended.
+func tailArchives(dir string, cur *os.File, n int, w io.Writer) error {
 	names, err := svclog.Archives(dir)
 	if err != nil {
 		return nil // current alone, as before any rotation
@@ -58,13 +61,14 @@ func tailArchives(dir string, n int, w io.Writer) error {
 			p.f.Close()
 		}
 	}()
+	cst, cerr := cur.Stat()
 	for i := len(names) - 1; i >= 0 && n > 0; i-- {
 		a, err := os.Open(filepath.Join(dir, names[i]))
 		if err != nil {
 			continue
 		}
 		st, err := a.Stat()
-		if err != nil {
+		if err != nil || (cerr == nil && os.SameFile(st, cst)) {
 			a.Close()
 			continue
 		}
@@ -79,6 +83,9 @@ func tailArchives(dir string, n int, w io.Writer) error {
 	for i := len(parts) - 1; i >= 0; i-- {
 		p := parts[i]
 		if _, err := io.Copy(w, io.NewSectionReader(p.f, p.start, p.size-p.start)); err != nil {
+			return fmt.Errorf("copy: %w", err)
+		}
+		if err := endLine(w, p.f); err != nil {
 			return fmt.Errorf("copy: %w", err)
 		}
 	}

@@ -22,7 +22,12 @@ func (w *fileWriter) rotate() error {
 	return asuser.Do(w.owner, func() error {
 		dfd := int(w.d.Fd())
 		if w.newest == "" {
-			if err := w.eachArchive(func(n string) { w.newest = max(w.newest, n) }); err != nil {
+			err := w.eachArchive(func(n string) {
+				if _, err := time.Parse(archiveLayout, n); err == nil { // a name of ours
+					w.newest = max(w.newest, n)
+				}
+			})
+			if err != nil {
 				w.log.Warn("log archives not read", "err", err)
 			}
 		}
@@ -46,7 +51,9 @@ func (w *fileWriter) rotate() error {
 // sorted before the older ones would be the first pruned, the newest lines
 // lost while older ones were kept.
 func archiveName(dfd int, t time.Time, after string) string {
-	if a, err := time.Parse(archiveLayout, after); err == nil && !t.After(a) {
+	// (Past the year 9999 a name has a fifth digit and sorts first: there
+	// the clock names it, and after is a name the dir's owner planted.)
+	if a, err := time.Parse(archiveLayout, after); err == nil && !t.After(a) && a.Year() < 9999 {
 		t = a.Add(time.Microsecond)
 	}
 	for {

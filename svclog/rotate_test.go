@@ -223,3 +223,29 @@ func short(ts []string) []string {
 	}
 	return out
 }
+
+// A name planted at the year 9999 (by the log dir's owner) is no floor:
+// one microsecond after it has a fifth year digit and sorts first, so the
+// clock names the archive, which sorts before the planted one and after
+// the others, as it would without it.
+func TestArchiveNameAfterYear9999(t *testing.T) {
+	dir := t.TempDir()
+	planted := "@99991231T235959.999999Z.s"
+	if err := os.WriteFile(filepath.Join(dir, planted), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clock := newClock()
+	l := newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 10, Now: clock.Now})
+	for i := 1; i <= 2; i++ {
+		fmt.Fprintf(l.Writer(), "line %d %s\n", i, strings.Repeat("x", 50))
+		testprog.WaitFor(t, 5*time.Second, "the line in current", func() bool {
+			b, _ := os.ReadFile(l.Path())
+			return strings.Contains(string(b), fmt.Sprintf("line %d", i))
+		})
+	}
+	closeLog(t, l)
+	names, _ := archives(dir)
+	if want := []string{clock.Now().UTC().Format(archiveLayout), planted}; !slices.Equal(names, want) {
+		t.Errorf("archives %v, want %v", names, want)
+	}
+}

@@ -32,6 +32,9 @@ func NewStream(w io.Writer) *Stream {
 
 // Write queues the lines of p; a last line without a newline is a line.
 func (s *Stream) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	s.used.Store(true)
 	now := time.Now()
 	for _, l := range bytes.Split(bytes.TrimSuffix(p, []byte{'\n'}), []byte{'\n'}) {

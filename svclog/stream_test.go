@@ -84,3 +84,16 @@ func TestStreamLines(t *testing.T) {
 		t.Errorf("wrote %q, want a, b and c, each a line", w.b.String())
 	}
 }
+
+// A Write of nothing writes no line.
+func TestStreamEmptyWrite(t *testing.T) {
+	w := &recordingGate{open: make(chan struct{})}
+	close(w.open)
+	s := NewStream(w)
+	s.Write([]byte("a\n"))
+	s.Write(nil)
+	s.Write([]byte("b\n"))
+	if !s.Close(5*time.Second) || w.b.String() != "a\nb\n" {
+		t.Errorf("wrote %q, want %q", w.b.String(), "a\nb\n")
+	}
+}
