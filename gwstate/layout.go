@@ -56,7 +56,7 @@ func Slot(template, profile string) string { return svcname.Join(template, profi
 // slot is an instance of template.
 func ProfileOf(template, slot string) (string, bool) {
 	profile, ok := strings.CutPrefix(slot, svcname.Join(template, ""))
-	if !ok || profile == "" {
+	if !ok || !svcname.ValidProfile(profile) { // "gateway-coder/log" is a logger, no profile's
 		return "", false
 	}
 	return profile, true

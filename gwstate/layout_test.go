@@ -38,6 +38,7 @@ func TestLayout(t *testing.T) {
 		{"gateway-", "", false},
 		{"dashboard", "", false},
 		{"gatewayx-coder", "", false},
+		{"gateway-coder/log", "", false}, // an s6 dir's logger, no profile's gateway
 	} {
 		if p, ok := ProfileOf("gateway", tc.slot); p != tc.profile || ok != tc.ok {
 			t.Errorf("ProfileOf(gateway, %s) = %q, %v", tc.slot, p, ok)

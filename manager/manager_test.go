@@ -844,3 +844,42 @@ func TestStopOfS6RegisteredGateway(t *testing.T) {
 		t.Errorf("no planned-stop marker before the SIGTERM: %v", err)
 	}
 }
+
+// An s6 dir gateway-coder's logger, gateway-coder/log, is no profile's
+// gateway: hsvc stop --all leaves it up, as s6 leaves s6-log up. It
+// stopped it, and the gateway started again wrote into a pipe nobody read.
+func TestS6GatewayLoggerIsNoGateway(t *testing.T) {
+	f := mt.Start(t, "compat: s6-overlay\nreconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+
+		mt.Prog("sleep", "inf")+"\n    stop: {planned_stop_marker: \"${HERMES_HOME}/profiles/{instance}/.gateway-planned-stop.json\"}\n    "+mt.Env, nil)
+	dir := filepath.Join(f.Home, "profiles", "coder")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(f.Scandir, ".gateway-coder.tmp")
+	for _, d := range []string{tmp, filepath.Join(tmp, "log")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(tmp, "type"), []byte("longrun\n"), 0o644)
+	os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755)
+	os.WriteFile(filepath.Join(tmp, "log", "run"), []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755)
+	if err := os.Rename(tmp, filepath.Join(f.Scandir, "gateway-coder")); err != nil {
+		t.Fatal(err)
+	}
+	up := func(name string) bool {
+		for _, s := range f.Do(control.Request{Verb: control.VerbStatus}).Services {
+			if s.Name == name {
+				return s.State == "up"
+			}
+		}
+		return false
+	}
+	testprog.WaitFor(t, 5*time.Second, "gateway-coder and its logger up", func() bool {
+		return up("gateway-coder") && up("gateway-coder/log")
+	})
+	all := f.Do(control.Request{Verb: control.VerbStop, All: true, Wait: "10s"})
+	if !up("gateway-coder/log") {
+		t.Errorf("after hsvc stop --all (answered %d %q), the logger gateway-coder/log is not up (%v), want up (it is no gateway; s6-log stays up under s6)", all.Code, all.Error, f.Do(control.Request{Verb: control.VerbStatus}).Services)
+	}
+}
