@@ -27,7 +27,7 @@ func (m *Manager) Reconcile(env map[string]string, args []string) {
 		return
 	}
 	opts := reconcile.Options{Home: config.Expand(rc.Home, env), Scandir: m.scandir, Template: rc.Template,
-		MaxProfiles: m.cfg.ServicesMax, Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Env: env, Logger: m.log}
+		Slots: m.cfg.ServicesMax, Bootstrap: env["HERMES_GATEWAY_BOOTSTRAP_STATE"], Env: env, Logger: m.log}
 	var actions []reconcile.Action
 	err := m.asUser(func() error {
 		var err error

@@ -32,13 +32,14 @@ type Options struct {
 	Home     string // $HERMES_HOME, the root profile's dir; symlinks in this path itself are resolved once
 	Scandir  string // where slots are published
 	Template string // template the slots name, e.g. "gateway"
-	// MaxProfiles bounds the named profiles kept (services_max: the
-	// scandir takes no more slots); 0: no bound.
-	MaxProfiles int
-	Bootstrap   string            // $HERMES_GATEWAY_BOOTSTRAP_STATE; "running" seeds the root gateway_state.json
-	Env         map[string]string // the container environment: HERMES_RESTART_DRAIN_TIMEOUT, GATEWAY_MULTIPLEX_PROFILES
-	Now         func() time.Time  // nil: time.Now
-	Logger      *slog.Logger      // nil: discard
+	// Slots bounds the gateway slots published, the root's included
+	// (services_max: the scandir takes no more), to the first profiles by
+	// name; 0: no bound.
+	Slots     int
+	Bootstrap string            // $HERMES_GATEWAY_BOOTSTRAP_STATE; "running" seeds the root gateway_state.json
+	Env       map[string]string // the container environment: HERMES_RESTART_DRAIN_TIMEOUT, GATEWAY_MULTIPLEX_PROFILES
+	Now       func() time.Time  // nil: time.Now
+	Logger    *slog.Logger      // nil: discard
 }
 
 // Action is what Run did for one profile, for hinit's log.

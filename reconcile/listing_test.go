@@ -63,24 +63,25 @@ func TestProfilesListingHeap(t *testing.T) {
 	}
 }
 
-// At most max named profiles are kept (services_max: the scandir takes no
-// more slots), the rest skipped with one warning; those kept are sorted.
+// With more profiles than gateway slots (services_max, the root's slot
+// included), the first by name get them, as the scandir fills its slots,
+// whatever order the dir lists them in; the rest are skipped with one
+// warning.
 func TestProfilesListingMax(t *testing.T) {
 	w := newWorld(t)
-	for _, n := range []string{"e", "a", "d", "b", "c"} {
-		w.profile(t, n, "")
+	for i := range 20 {
+		w.profile(t, fmt.Sprintf("p%02d", 19-i), "")
 	}
 	var logs strings.Builder
-	list, err := listProfiles(gwstate.Home(w.home), "gateway", 3, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil || len(list) != 4 || list[0].name != gwstate.DefaultProfile {
-		t.Fatalf("listProfiles = %+v, %v; want default and 3 more", list, err)
+	list, err := listProfiles(gwstate.Home(w.home), "gateway", 6, slog.New(slog.NewTextHandler(&logs, nil)))
+	var got []string
+	for _, p := range list {
+		got = append(got, p.name)
 	}
-	for i := 2; i < len(list); i++ {
-		if list[i-1].name >= list[i].name {
-			t.Errorf("not sorted: %+v", list)
-		}
+	if want := "default p00 p01 p02 p03 p04"; err != nil || strings.Join(got, " ") != want {
+		t.Errorf("listProfiles with 6 slots = %v, %v; want %s", got, err, want)
 	}
-	if !strings.Contains(logs.String(), "reconcile: 2 more profiles skipped: no more than 3 gateway slots (services_max)") {
-		t.Errorf("log %q, want one warning for the 2 left out", logs.String())
+	if !strings.Contains(logs.String(), "reconcile: 15 more profiles skipped: no more than 6 gateway slots (services_max)") {
+		t.Errorf("log %q, want one warning for the 15 left out", logs.String())
 	}
 }

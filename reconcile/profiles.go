@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"io"
@@ -22,16 +23,17 @@ type profile struct {
 }
 
 // listProfiles returns the root profile and the real named profiles in
-// home/profiles, at most max of those (0: no bound), sorted by name.
-// Entries are skipped, with one warning each, when they are symlinks, named
-// "default" or badly named; dirs without SOUL.md are not profiles and are
-// skipped silently. The dir is read in batches and only profiles are kept:
-// the hermes user may fill it with any number of entries, which PID 1 reads
-// at every boot. The error reports a profiles dir that exists but cannot be
-// listed.
-func listProfiles(home gwstate.Home, template string, max int, log *slog.Logger) ([]profile, error) {
+// home/profiles, sorted by name; with slots > 0, only as many as that many
+// gateway slots hold, the root's included: the first by name, as the
+// scandir itself fills its slots. Entries are skipped, with one warning
+// each, when they are symlinks, named "default" or badly named; dirs
+// without SOUL.md are not profiles and are skipped silently. The dir is
+// read in batches and only the profiles kept are held: the hermes user may
+// fill it with any number of entries, which PID 1 reads at every boot. The
+// error reports a profiles dir that exists but cannot be listed.
+func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logger) ([]profile, error) {
 	list := []profile{{name: gwstate.DefaultProfile, dir: home.ProfileDir(gwstate.DefaultProfile)}}
-	var named []profile
+	named := &byNameDesc{}
 	more := 0
 	err := eachEntry(home.Profiles(), log, func(name string) {
 		dir := filepath.Join(home.Profiles(), name) // "default" here is a dir to skip, not the home
@@ -45,20 +47,35 @@ func listProfiles(home gwstate.Home, template string, max int, log *slog.Logger)
 			log.Warn("reconcile: profile skipped: "+reason, "dir", dir)
 			return
 		}
-		if max > 0 && len(named) >= max {
+		heap.Push(named, profile{name: name, dir: dir})
+		if slots > 0 && named.Len() > slots-1 {
+			heap.Pop(named) // the last by name
 			more++
-			return
 		}
-		named = append(named, profile{name: name, dir: dir})
 	})
 	if err != nil {
 		return list, err
 	}
 	if more > 0 {
-		log.Warn(fmt.Sprintf("reconcile: %d more profiles skipped: no more than %d gateway slots (services_max)", more, max), "dir", home.Profiles())
+		log.Warn(fmt.Sprintf("reconcile: %d more profiles skipped: no more than %d gateway slots (services_max)", more, slots), "dir", home.Profiles())
 	}
-	sort.Slice(named, func(i, j int) bool { return named[i].name < named[j].name })
-	return append(list, named...), nil
+	kept := []profile(*named)
+	sort.Slice(kept, func(i, j int) bool { return kept[i].name < kept[j].name })
+	return append(list, kept...), nil
+}
+
+// byNameDesc is a heap of profiles, the last by name on top.
+type byNameDesc []profile
+
+func (h byNameDesc) Len() int           { return len(h) }
+func (h byNameDesc) Less(i, j int) bool { return h[i].name > h[j].name }
+func (h byNameDesc) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *byNameDesc) Push(x any)        { *h = append(*h, x.(profile)) }
+func (h *byNameDesc) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // eachEntry calls fn with each entry name of dir, read in batches, without

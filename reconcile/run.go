@@ -35,7 +35,7 @@ func Run(opts Options) ([]Action, error) {
 		seed(home.StateFile(gwstate.DefaultProfile), log)
 	}
 	multiplex := multiplexed(opts)
-	profiles, listErr := listProfiles(home, opts.Template, opts.MaxProfiles, log)
+	profiles, listErr := listProfiles(home, opts.Template, opts.Slots, log)
 	errs := []error{listErr}
 	actions := make([]Action, 0, len(profiles))
 	for _, p := range profiles {
