@@ -217,11 +217,13 @@ func getopt(args []string, flags, withValue string) ([]opt, []string, bool) {
 }
 
 // neverReady reports whether a wait for until on dir can never end: s6
-// marks a service ready only through its notification-fd, and a dir
-// without one never is (s6-svstat -o ready says false, and s6's
-// s6-svwait -U times out), however hinit sees the service.
+// marks a service ready only through its notification-fd, and an s6 dir
+// (one with a run file) without one never is (s6-svstat -o ready says
+// false, and s6's s6-svwait -U times out), however hinit sees the service.
+// A static service of hinit.yaml (no dir) and a service.yaml dir are ready
+// as hinit says: their ready: key.
 func neverReady(dir, until string) bool {
-	return until == control.UntilReady && !fileExists(dir, "notification-fd")
+	return until == control.UntilReady && fileExists(dir, "run") && !fileExists(dir, "notification-fd")
 }
 
 // fileExists reports whether dir/name exists (a symlink counts as itself).

@@ -3,6 +3,7 @@ package s6cmd
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,6 +147,9 @@ func TestDownSignal(t *testing.T) {
 // (TestDifferential).
 func TestNeverReady(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755); err != nil {
+		t.Fatal(err) // an s6 dir
+	}
 	for _, tc := range []struct {
 		prog string
 		run  func(*env, []string) int
@@ -161,5 +165,49 @@ func TestNeverReady(t *testing.T) {
 		if code := tc.run(e, tc.args); code != exitTimeout || errb.String() != tc.msg {
 			t.Errorf("%s %q = %d, %q; want %d, %q", tc.prog, tc.args, code, errb.String(), exitTimeout, tc.msg)
 		}
+	}
+}
+
+// A static service of hinit.yaml with ready: is addressed as
+// /run/service/NAME (s6-overlay's s6-rc longrun, which had a
+// notification-fd): s6-svc -wU -u ends when it is ready, by its ready:
+// key, never while it is still starting. The notification-fd fallback of
+// an s6 dir answered 0 at once there.
+func TestWaitReadyOnStaticService(t *testing.T) {
+	bin := buildCommands(t)
+	work := t.TempDir()
+	scan := filepath.Join(work, "scan")
+	os.Mkdir(scan, 0o755)
+	cfg := filepath.Join(work, "hinit.yaml")
+	os.WriteFile(cfg, []byte("compat: s6-overlay\nservices:\n  dashboard: {command: [sleep, \"1000\"], ready: {delay: 1s}}\n"), 0o644)
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
+		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
+	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
+	sup.Env = env
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sup.Process.Kill(); sup.Wait() }()
+	run := func(args ...string) (string, error) {
+		c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
+		c.Env = env
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := run("s6-svc", "-wD", "-T", "5000", "-d", filepath.Join(scan, "dashboard")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("hinit did not come up")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, err := run("s6-svc", "-wU", "-T", "10000", "-u", filepath.Join(scan, "dashboard"))
+	st, _ := run("hsvc", "status", "dashboard")
+	lines := strings.Split(strings.TrimSpace(st), "\n")
+	if last := lines[len(lines)-1]; err == nil && !strings.Contains(last, " up ") {
+		t.Errorf("s6-svc -wU -u on the static service answered 0 (%q) while it is not ready: %s", out, last)
 	}
 }

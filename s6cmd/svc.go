@@ -93,7 +93,8 @@ func (e *env) svcOne(dir string, cmds []byte, wait, timeout string) int {
 		until = control.UntilUp
 	}
 	// s6-svc waits through s6-svlisten1, or s6-svwait when it sends
-	// nothing: both wait for the state or -T, whatever else happens.
+	// nothing: both wait for the state or -T, a service down by choice
+	// included (a dir removed meanwhile ends hinit's wait with 1).
 	waiter := "s6-svlisten1"
 	if len(cmds) == 0 {
 		waiter = "s6-svwait"
