@@ -804,31 +804,8 @@ func TestCheckEssentialExitedZero(t *testing.T) {
 // next boot would bring back a gateway the user stopped. Before, it was a
 // plain scandir service to hinit.
 func TestStopOfS6RegisteredGateway(t *testing.T) {
-	f := mt.Start(t, "compat: s6-overlay\nreconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+
-		mt.Prog("sleep", "inf")+"\n    stop: {planned_stop_marker: \"${HERMES_HOME}/profiles/{instance}/.gateway-planned-stop.json\"}\n    "+mt.Env, nil)
-	dir := filepath.Join(f.Home, "profiles", "coder")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	f, dir := s6Gateway(t, false)
 	state := filepath.Join(dir, "gateway_state.json")
-	// hermes -p coder gateway start wrote desired_state running.
-	if err := os.WriteFile(state, []byte(`{"gateway_state":"running","desired_state":"running"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// hermes profile create coder: an s6 servicedir, built under a dot name.
-	tmp := filepath.Join(f.Scandir, ".gateway-coder.tmp")
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "type"), []byte("longrun\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(f.Scandir, "gateway-coder")); err != nil {
-		t.Fatal(err)
-	}
 	testprog.WaitFor(t, 5*time.Second, "gateway-coder up", func() bool { return f.State("gateway-coder") == "up" })
 
 	all := f.Do(control.Request{Verb: control.VerbStop, All: true, Wait: "10s"})
@@ -849,24 +826,7 @@ func TestStopOfS6RegisteredGateway(t *testing.T) {
 // gateway: hsvc stop --all leaves it up, as s6 leaves s6-log up. It
 // stopped it, and the gateway started again wrote into a pipe nobody read.
 func TestS6GatewayLoggerIsNoGateway(t *testing.T) {
-	f := mt.Start(t, "compat: s6-overlay\nreconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+
-		mt.Prog("sleep", "inf")+"\n    stop: {planned_stop_marker: \"${HERMES_HOME}/profiles/{instance}/.gateway-planned-stop.json\"}\n    "+mt.Env, nil)
-	dir := filepath.Join(f.Home, "profiles", "coder")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := filepath.Join(f.Scandir, ".gateway-coder.tmp")
-	for _, d := range []string{tmp, filepath.Join(tmp, "log")} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(tmp, "type"), []byte("longrun\n"), 0o644)
-	os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755)
-	os.WriteFile(filepath.Join(tmp, "log", "run"), []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755)
-	if err := os.Rename(tmp, filepath.Join(f.Scandir, "gateway-coder")); err != nil {
-		t.Fatal(err)
-	}
+	f, _ := s6Gateway(t, true)
 	up := func(name string) bool {
 		for _, s := range f.Do(control.Request{Verb: control.VerbStatus}).Services {
 			if s.Name == name {
@@ -882,4 +842,42 @@ func TestS6GatewayLoggerIsNoGateway(t *testing.T) {
 	if !up("gateway-coder/log") {
 		t.Errorf("after hsvc stop --all (answered %d %q), the logger gateway-coder/log is not up (%v), want up (it is no gateway; s6-log stays up under s6)", all.Code, all.Error, f.Do(control.Request{Verb: control.VerbStatus}).Services)
 	}
+}
+
+// s6Gateway starts a manager under compat s6-overlay with the gateway
+// template of the image and registers what today's hermes does for
+// `hermes profile create coder` after `hermes -p coder gateway start`
+// wrote desired_state running: an s6 servicedir /run/service/gateway-coder,
+// built under a dot name, with a log/run when withLog. dir is the
+// profile's dir.
+func s6Gateway(t *testing.T, withLog bool) (f *mt.Fixture, dir string) {
+	t.Helper()
+	f = mt.Start(t, "compat: s6-overlay\nreconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+
+		mt.Prog("sleep", "inf")+"\n    stop: {planned_stop_marker: \"${HERMES_HOME}/profiles/{instance}/.gateway-planned-stop.json\"}\n    "+mt.Env, nil)
+	dir = filepath.Join(f.Home, "profiles", "coder")
+	tmp := filepath.Join(f.Scandir, ".gateway-coder.tmp")
+	files := map[string]string{
+		filepath.Join(dir, "gateway_state.json"): `{"gateway_state":"running","desired_state":"running"}`,
+		filepath.Join(tmp, "type"):               "longrun\n",
+		filepath.Join(tmp, "run"):                "#!/bin/sh\nexec sleep 1000\n",
+	}
+	if withLog {
+		files[filepath.Join(tmp, "log", "run")] = "#!/bin/sh\nexec cat >/dev/null\n"
+	}
+	for p, content := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if filepath.Base(p) == "run" {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(tmp, filepath.Join(f.Scandir, "gateway-coder")); err != nil {
+		t.Fatal(err)
+	}
+	return f, dir
 }
