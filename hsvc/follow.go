@@ -27,7 +27,6 @@ func (c *cli) follow(path string, f *os.File) error {
 		return exitf(control.CodeFailed, "follow %s: watch its directory: %v", path, err)
 	}
 	defer stop()
-	c.markArchives(filepath.Dir(path))
 	for {
 		// Catch up first: the file may have grown or been replaced
 		// before the watch began, or between two events.
@@ -116,36 +115,46 @@ func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 	if err != nil {
 		return f, err
 	}
+	// f is an archive now, or gone: what was written to it before the
+	// rename, then the archives made after it, up to next. With no f
+	// (nothing logged when following began), a first current that
+	// rotated before this catch-up is such an archive too.
+	err = nil
 	if f != nil {
-		// f is an archive now, or gone: what was written to it before
-		// the rename, then the archives made after it, up to next.
-		err := c.drain(f)
+		err = c.drain(f)
 		if err == nil {
 			err = endLine(c.stdout, f)
 		}
-		if err == nil {
-			err = c.archivesAfter(filepath.Dir(path), f, next)
-		}
+	}
+	if err == nil {
+		err = c.archivesAfter(filepath.Dir(path), f, next) // f still open: it is told by its inode
+	}
+	if f != nil {
 		f.Close()
-		if err != nil {
-			next.Close()
-			return nil, err
-		}
+	}
+	if err != nil {
+		next.Close()
+		return nil, err
 	}
 	return next, c.drain(next)
 }
 
 // archivesAfter copies, whole and in order, every archive of dir made
-// after old (a current since rotated) and before next (the current now,
-// which may have become an archive meanwhile: it is read as next). When
-// old is no archive (pruned, the oldest first; or removed or renamed away
-// by someone), they are those newer than the last one accounted for.
+// after old (a current since rotated; nil when there was none) and before
+// next (the current now, which may have become an archive meanwhile: it is
+// read as next). When old is no archive (none, pruned, the oldest first;
+// or removed or renamed away by someone), they are those newer than the
+// last one accounted for.
 func (c *cli) archivesAfter(dir string, old, next *os.File) error {
 	names, err := svclog.Archives(dir)
 	if err != nil {
 		return nil
 	}
-	ost, oerr := old.Stat()
+	var ost os.FileInfo
+	oerr := os.ErrNotExist
+	if old != nil {
+		ost, oerr = old.Stat()
+	}
 	nst, nerr := next.Stat()
 	from := len(names)
 	for i, n := range names {

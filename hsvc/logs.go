@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"hinit/control"
 )
@@ -52,6 +53,11 @@ func (c *cli) logPath(name string) (string, error) {
 
 // showLog prints the last n lines of path, then follows it if asked.
 func (c *cli) showLog(path string, n int, follow bool) error {
+	if follow {
+		// Before the open: every archive made after this is the file
+		// opened or a newer one, for follow to print.
+		c.markArchives(filepath.Dir(path))
+	}
 	f, err := openLog(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && follow:

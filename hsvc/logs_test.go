@@ -359,7 +359,7 @@ func TestLogsFollowCurrentRemoved(t *testing.T) {
 	}
 	writeLogFile(t, path, "y1\n")
 	c, stdout, _ := newCLI(context.Background(), "")
-	c.markArchives(dir) // as follow does when it starts
+	c.markArchives(dir) // as showLog does before it opens current
 	next, err := c.catchUp(path, f)
 	if err != nil {
 		t.Fatal(err)
@@ -437,5 +437,171 @@ func TestLogsFollowRotationRace(t *testing.T) {
 	}
 	if len(seen) != n || dups > 0 {
 		t.Errorf("%d distinct lines of %d, %d printed more than once", len(seen), n, dups)
+	}
+}
+
+// Two rotations between showLog's open of current and tail's listing: only
+// the archives older than the file opened are read for the lines before it
+// (the one made after it was printed as if older).
+func TestLogsTailTwoRotationsAfterOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	writeLogFile(t, filepath.Join(dir, arcA), "a1\na2\n")
+	writeLogFile(t, path, "c1\n")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "d1\n")
+	if err := os.Rename(path, filepath.Join(dir, arcC)); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "")
+	var out strings.Builder
+	if err := tail(path, f, 5, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a1\na2\nc1\n"; out.String() != want {
+		t.Fatalf("hsvc logs -n 5 printed %q, want %q", out.String(), want)
+	}
+}
+
+// ... and hsvc logs -f prints that archive once, after the file opened.
+func TestLogsFollowTwoRotationsAfterOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	writeLogFile(t, filepath.Join(dir, arcA), "a1\n")
+	writeLogFile(t, path, "c1\n")
+	c, stdout, _ := newCLI(context.Background(), "")
+	c.markArchives(dir) // showLog, before it opens current
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "d1\n")
+	if err := os.Rename(path, filepath.Join(dir, arcC)); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "e1\n")
+	if err := tail(path, f, 3, stdout); err != nil { // showLog, -n 3
+		t.Fatal(err)
+	}
+	next, err := c.catchUp(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Close()
+	if want := "a1\nc1\nd1\ne1\n"; stdout.String() != want {
+		t.Fatalf("hsvc logs -f -n 3 printed %q, want %q", stdout.String(), want)
+	}
+}
+
+// keep 1: two rotations between showLog's open and follow's start, the
+// first archive (the file opened) pruned: the archive after it is printed.
+// The archives were marked at follow's start, which took it as printed.
+func TestLogsFollowKeep1TwoRotations(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	writeLogFile(t, path, "c1\n")
+	c, stdout, _ := newCLI(context.Background(), "")
+	c.markArchives(dir) // showLog, before it opens current
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tail(path, f, 1, stdout); err != nil {
+		t.Fatal(err)
+	}
+	// rotation 1 (c1 → arcA), rotation 2 (d1 → arcB, arcA pruned: keep 1)
+	if err := os.Rename(path, filepath.Join(dir, arcA)); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "d1\n")
+	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, arcA))
+	writeLogFile(t, path, "e1\n")
+	next, err := c.catchUp(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Close()
+	if want := "c1\nd1\ne1\n"; stdout.String() != want {
+		t.Fatalf("hsvc logs -f printed %q, want %q", stdout.String(), want)
+	}
+}
+
+// follow starts with no current; the first current rotates before the
+// first catch-up that sees it: it is printed, as an archive (it was not).
+func TestLogsFollowNoCurrentThenRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "current")
+	c, stdout, _ := newCLI(context.Background(), "")
+	c.markArchives(dir)
+	f, err := c.catchUp(path, nil) // nothing there yet
+	if err != nil || f != nil {
+		t.Fatal(f, err)
+	}
+	writeLogFile(t, path, "c1\n")
+	if err := os.Rename(path, filepath.Join(dir, arcA)); err != nil {
+		t.Fatal(err)
+	}
+	writeLogFile(t, path, "d1\n")
+	next, err := c.catchUp(path, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Close()
+	if want := "c1\nd1\n"; stdout.String() != want {
+		t.Fatalf("hsvc logs -f printed %q, want %q", stdout.String(), want)
+	}
+}
+
+// End to end, svclog with keep 1: hsvc logs -f -n 1 on a slow terminal
+// (its tail's write blocks); meanwhile two rotations, the first archive
+// (the file hsvc opened) pruned by the second: every line is printed
+// (line 1 was not).
+func TestLogsFollowKeep1SlowTail(t *testing.T) {
+	sock, logPath := logServer(t)
+	l, err := svclog.New(svclog.Options{Name: "dash", Dir: filepath.Dir(logPath), MaxSize: 60, Keep: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close(context.Background())
+	inFile := func(s string) func() bool {
+		return func() bool { b, _ := os.ReadFile(logPath); return strings.Contains(string(b), s) }
+	}
+	fmt.Fprintln(l.Writer(), "line 0")
+	testprog.WaitFor(t, 5*time.Second, "line 0 in current", inFile("line 0"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &slowTerminal{blockAt: 1, gate: make(chan struct{})}
+	c, _, stderr := newCLI(ctx, sock)
+	c.stdout = out
+	done := make(chan int, 1)
+	go func() { done <- c.run([]string{"logs", "dash", "-f", "-n", "1"}) }()
+	testprog.WaitFor(t, 5*time.Second, "hsvc printing its tail", func() bool { return out.writes.Load() == 1 })
+	for i := 1; i <= 2; i++ {
+		fmt.Fprintf(l.Writer(), "line %d\n", i)
+		testprog.WaitFor(t, 5*time.Second, "the line in current", inFile(fmt.Sprintf("line %d", i)))
+	}
+	close(out.gate)
+	testprog.WaitFor(t, 5*time.Second, "line 2 followed", func() bool { return strings.Contains(out.String(), "line 2") })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for i := 0; i <= 2; i++ {
+		if !strings.Contains(out.String(), fmt.Sprintf(" line %d\n", i)) {
+			t.Errorf("line %d never printed; hsvc logs -f printed:\n%s", i, out.String())
+		}
 	}
 }

@@ -61,14 +61,21 @@ func tailArchives(dir string, cur *os.File, n int, w io.Writer) error {
 			p.f.Close()
 		}
 	}()
-	cst, cerr := cur.Stat()
+	if cst, err := cur.Stat(); err == nil {
+		for i, name := range names {
+			if st, err := os.Stat(filepath.Join(dir, name)); err == nil && os.SameFile(st, cst) {
+				names = names[:i] // cur and what came after it are not older
+				break
+			}
+		}
+	}
 	for i := len(names) - 1; i >= 0 && n > 0; i-- {
 		a, err := os.Open(filepath.Join(dir, names[i]))
 		if err != nil {
 			continue
 		}
 		st, err := a.Stat()
-		if err != nil || (cerr == nil && os.SameFile(st, cst)) {
+		if err != nil {
 			a.Close()
 			continue
 		}
