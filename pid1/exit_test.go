@@ -43,6 +43,10 @@ func TestExitStatus(t *testing.T) {
 	foreign, empty := filepath.Join(dir, "app-arm64"), filepath.Join(dir, "app-empty")
 	os.WriteFile(foreign, []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00\x01\x00\x00\x00(\n"), 0o755)
 	os.WriteFile(empty, nil, 0o755)
+	// A payload after the script's first line (a self-extracting
+	// archive): bash, dash and execvp run it; the NUL is not on line 1.
+	payload := filepath.Join(dir, "selfextract")
+	os.WriteFile(payload, []byte("exit 7\n\x00\x01\x02payload"), 0o755)
 	tests := []struct {
 		name   string
 		config string
@@ -59,6 +63,8 @@ func TestExitStatus(t *testing.T) {
 		{"not executable is 126", "", []string{noexec}, 126,
 			"hinit: error: main: exec " + noexec + ": permission denied"},
 		{"a script without #! runs with /bin/sh", "", []string{noshebang, "arg"}, 7, ""},
+		{"a script without #! in main.workdir", "main: {workdir: " + dir + "}\n", []string{"./entry.sh", "arg"}, 7, ""},
+		{"a script without #! with a payload", "", []string{payload}, 7, ""},
 		{"a binary for another machine is 126", "", []string{foreign}, 126, "exec " + foreign + ": exec format error"},
 		{"an empty file is 126", "", []string{empty}, 126, "exec " + empty + ": exec format error"},
 		{"nothing to run is a usage error", "", nil, 2, "hinit: nothing to run"},

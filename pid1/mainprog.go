@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -75,7 +76,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		return nil, err
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
-	if errors.Is(err, syscall.ENOEXEC) && isScript(cmd.Path) {
+	if errors.Is(err, syscall.ENOEXEC) && isScript(inDir(cmd.Attr.Dir, cmd.Path)) {
 		// execvp's rule, and so tini's: a text file the kernel cannot
 		// run (a script without a "#!" line) is a script for /bin/sh.
 		sh := prog
@@ -93,11 +94,19 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	return &mainProc{argv: argv, pid: pid, done: done}, nil
 }
 
+// inDir is path as the child, started in dir, finds it.
+func inDir(dir, path string) string {
+	if dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
 // isScript reports whether the file at path, which the kernel refused to
 // run, reads as a shell script: a regular file, not empty, not an ELF
-// binary (one for another machine), no NUL byte in its first 512 bytes
-// (bash's test before it runs such a file). Anything else stays main's
-// exec error: 126, "exec format error".
+// binary (one for another machine), no NUL byte in its first line (bash's
+// test before it runs such a file: a payload may follow the script).
+// Anything else stays main's exec error: 126, "exec format error".
 func isScript(path string) bool {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -110,7 +119,8 @@ func isScript(path string) bool {
 	b := make([]byte, 512)
 	n, _ := f.Read(b)
 	b = b[:n]
-	return n > 0 && !bytes.HasPrefix(b, []byte("\x7fELF")) && !bytes.Contains(b, []byte{0})
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	return n > 0 && !bytes.HasPrefix(b, []byte("\x7fELF")) && !bytes.Contains(line, []byte{0})
 }
 
 // mainFiles are main's descriptors: 0, 1 and 2, and those hinit was
@@ -122,15 +132,21 @@ func isScript(path string) bool {
 // descriptor limit: the fork moves its error pipe, and the shim's, past
 // main's last number.
 func (h *hinit) mainFiles() []uintptr {
-	limit := uint64(launch.MaxFD + 1)
 	var rl unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil {
-		limit = min(limit, rl.Max)
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil {
+		rl.Max = ^uint64(0)
 	}
 	files := []uintptr{0, 1, 2}
 	for _, fd := range h.reaper.Inherited() {
-		if uint64(fd)+3 >= limit {
-			h.log.Warn(fmt.Sprintf("descriptor %d that hinit was started with is not passed to main: past %d", fd, limit-4))
+		why := ""
+		switch {
+		case fd > launch.MaxFD:
+			why = fmt.Sprintf("past %d", launch.MaxFD)
+		case uint64(fd)+3 >= rl.Max:
+			why = fmt.Sprintf("too near the descriptor limit (%d) for the fork's own", rl.Max)
+		}
+		if why != "" {
+			h.log.Warn(fmt.Sprintf("descriptor %d that hinit was started with is not passed to main: %s", fd, why))
 			continue
 		}
 		for len(files) < fd {

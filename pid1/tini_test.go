@@ -411,4 +411,17 @@ func TestInheritedDescriptorNearLimit(t *testing.T) {
 			}
 		}
 	}
+	// Under a larger limit (soft below it: the Go runtime raises its own)
+	// fd 1022 is passed on, up to launch.MaxFD.
+	for _, lim := range []string{"4096:4096", "1024:4096"} {
+		extra := make([]*os.File, 1022-3+1)
+		extra[len(extra)-1] = f
+		cmd := exec.Command("prlimit", "--nofile="+lim, "--", self, "--", "/bin/sh", "-c", "[ -e /proc/self/fd/1022 ] && exit 5; exit 6")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HINIT_TEST_AS_INIT=1"}
+		cmd.ExtraFiles = extra
+		out, _ := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 5 {
+			t.Errorf("fd 1022, nofile %s: exit %d, want 5 (main has it)\n%s", lim, code, out)
+		}
+	}
 }
