@@ -218,12 +218,14 @@ func getopt(args []string, flags, withValue string) ([]opt, []string, bool) {
 
 // neverReady reports whether a wait for until on dir can never end: s6
 // marks a service ready only through its notification-fd, and an s6 dir
-// (one with a run file) without one never is (s6-svstat -o ready says
-// false, and s6's s6-svwait -U times out), however hinit sees the service.
-// A static service of hinit.yaml (no dir) and a service.yaml dir are ready
-// as hinit says: their ready: key.
+// without one never is (s6-svstat -o ready says false, and s6's s6-svwait
+// -U times out), however hinit sees the service. An s6 dir is one with a
+// run file and no service.yaml (the scandir reads service.yaml first): a
+// static service of hinit.yaml (no dir) and a service.yaml dir are ready
+// as hinit says, by their ready: key.
 func neverReady(dir, until string) bool {
-	return until == control.UntilReady && fileExists(dir, "run") && !fileExists(dir, "notification-fd")
+	s6 := fileExists(dir, "run") && !fileExists(dir, "service.yaml")
+	return until == control.UntilReady && s6 && !fileExists(dir, "notification-fd")
 }
 
 // fileExists reports whether dir/name exists (a symlink counts as itself).

@@ -211,3 +211,66 @@ func TestWaitReadyOnStaticService(t *testing.T) {
 		t.Errorf("s6-svc -wU -u on the static service answered 0 (%q) while it is not ready: %s", out, last)
 	}
 }
+
+// A service.yaml dir that also holds a run file is a service.yaml dir (the
+// scandir reads service.yaml first), ready by its ready: key: s6-svc -wU -u
+// waits for that, where it took the dir for an s6 dir without
+// notification-fd and answered 0 while the service was starting.
+func TestWaitReadyServiceYAMLWithRun(t *testing.T) {
+	bin := buildCommands(t)
+	work := t.TempDir()
+	scan := filepath.Join(work, "scan")
+	os.Mkdir(scan, 0o755)
+	svc := filepath.Join(scan, "dashboard")
+	tmp := filepath.Join(work, "tmpdash")
+	cfg := filepath.Join(work, "hinit.yaml")
+	os.WriteFile(cfg, []byte("compat: s6-overlay\n"), 0o644)
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
+		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
+	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
+	sup.Env = env
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sup.Process.Kill(); sup.Wait() }()
+	run := func(args ...string) (string, error) {
+		c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
+		c.Env = env
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := run("hsvc", "status"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("hinit did not come up")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// the scandir is emptied at boot: the dir comes now, whole
+	os.Mkdir(tmp, 0o755)
+	os.WriteFile(filepath.Join(tmp, "service.yaml"), []byte("command: [sleep, \"1000\"]\nready: {delay: 1s}\n"), 0o644)
+	os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755)
+	if err := os.Rename(tmp, svc); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		o, err := run("s6-svc", "-wD", "-T", "5000", "-d", svc)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			st, _ := run("hsvc", "status")
+			t.Fatal("hinit did not come up", o, err, st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, err := run("s6-svc", "-wU", "-T", "10000", "-u", svc)
+	st, _ := run("hsvc", "status", "dashboard")
+	lines := strings.Split(strings.TrimSpace(st), "\n")
+	if last := lines[len(lines)-1]; err == nil && !strings.Contains(last, " up ") {
+		t.Errorf("s6-svc -wU -u on a service.yaml dir answered 0 (%q) while it is not ready: %s", out, last)
+	}
+}
