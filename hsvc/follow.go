@@ -127,7 +127,7 @@ func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 		}
 	}
 	if err == nil {
-		err = c.archivesAfter(filepath.Dir(path), f, next) // f still open: it is told by its inode
+		err = c.archivesAfter(path, f, next) // f still open: it is told by its inode
 	}
 	if f != nil {
 		f.Close()
@@ -139,17 +139,15 @@ func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 	return next, c.drain(next)
 }
 
-// archivesAfter copies, whole and in order, every archive of dir made
-// after old (a current since rotated; nil when there was none) and before
-// next (the current now, which may have become an archive meanwhile: it is
-// read as next). When old is no archive (none, pruned, the oldest first;
-// or removed or renamed away by someone), they are those newer than the
-// last one accounted for.
-func (c *cli) archivesAfter(dir string, old, next *os.File) error {
-	names, err := svclog.Archives(dir)
-	if err != nil {
-		return nil
-	}
+// archivesAfter copies, whole and in order, every archive of the log at
+// path made after old (a current since rotated; nil when there was none)
+// and before next (the current now, which may have become an archive
+// meanwhile: it is read as next). When old is no archive (none, pruned,
+// the oldest first; or removed or renamed away by someone), they are those
+// newer than the last one accounted for.
+func (c *cli) archivesAfter(path string, old, next *os.File) error {
+	dir := filepath.Dir(path)
+	names := archivesBefore(path, next)
 	var ost os.FileInfo
 	oerr := os.ErrNotExist
 	if old != nil {
@@ -184,6 +182,36 @@ func (c *cli) archivesAfter(dir string, old, next *os.File) error {
 		a.Close()
 		if err != nil {
 			return exitf(control.CodeFailed, "follow %s: %v", a.Name(), err)
+		}
+	}
+	return nil
+}
+
+// archivesBefore lists the archives of the log at path made before cur,
+// a current that may have been rotated meanwhile, oldest first. A listing
+// owes nothing about entries made while it runs: if cur was rotated then,
+// it may miss cur's archive and hold a newer one. So when cur is current
+// no more after a listing, the dir is read again (its archive was there
+// before that read began) and cut at cur's archive; one pruned at once
+// (keep 0 or 1) leaves nothing known to be older.
+func archivesBefore(path string, cur *os.File) []string {
+	dir := filepath.Dir(path)
+	cst, err := cur.Stat()
+	if err != nil {
+		return nil
+	}
+	for try := 0; try < 2; try++ {
+		names, err := svclog.Archives(dir)
+		if err != nil {
+			return nil
+		}
+		for i, n := range names {
+			if st, err := os.Stat(filepath.Join(dir, n)); err == nil && os.SameFile(st, cst) {
+				return names[:i]
+			}
+		}
+		if st, err := os.Stat(path); err == nil && os.SameFile(st, cst) {
+			return names // cur is current still: all were made before it
 		}
 	}
 	return nil

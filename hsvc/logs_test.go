@@ -276,12 +276,6 @@ func TestLogsTailAcrossRotation(t *testing.T) {
 	}
 }
 
-const (
-	arcA = "@20260101T000000.000000Z.s"
-	arcB = "@20260101T000001.000000Z.s"
-	arcC = "@20260101T000002.000000Z.s"
-)
-
 func writeLogFile(t *testing.T, p, s string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
@@ -289,84 +283,153 @@ func writeLogFile(t *testing.T, p, s string) {
 	}
 }
 
-// A rotation between showLog's open of current and tail's listing of the
-// archives makes the file opened the newest archive: its lines are printed
-// once, as current's. They were printed twice.
-func TestLogsTailRotationAfterOpen(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "current")
-	writeLogFile(t, filepath.Join(dir, arcA), "a1\na2\n")
-	writeLogFile(t, path, "c1\n")
-	f, err := os.Open(path) // showLog's openLog
+func must(t *testing.T, err error) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	// svclog rotates now: current → archive, a new current
-	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "")
-	var out strings.Builder
-	if err := tail(path, f, 5, &out); err != nil {
-		t.Fatal(err)
-	}
-	if want := "a1\na2\nc1\n"; out.String() != want {
-		t.Fatalf("hsvc logs -n 5 printed %q, want %q", out.String(), want)
 	}
 }
 
-// An archive that ends mid-line (a write that failed on a full disk left
-// current mid-line, then it rotated) gets its line ended: tail joined its
-// last line with the first line printed after it.
-func TestLogsTailArchiveWithoutNewline(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "current")
-	writeLogFile(t, filepath.Join(dir, arcA), "a1\na2")
-	writeLogFile(t, path, "c1\n")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out strings.Builder
-	if err := tail(path, f, 3, &out); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(out.String(), "\n") != 3 {
-		t.Fatalf("hsvc logs -n 3 printed %q: %d lines, want 3 (a1, a2, c1)", out.String(), strings.Count(out.String(), "\n"))
-	}
+// logDir drives a log dir as svclog does, for the races of hsvc logs with
+// rotations: archives are made in order, named arc(0), arc(1), ...
+type logDir struct {
+	t    *testing.T
+	dir  string
+	made int // archives made so far
 }
 
-// current removed (rm current, a cleanup tool): svclog opens a new one,
-// and hsvc logs -f goes on with it, printing no archive (all are older
-// than what it printed). It printed every archive of the dir first.
-func TestLogsFollowCurrentRemoved(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "current")
-	writeLogFile(t, filepath.Join(dir, arcA), "old1\n")
-	writeLogFile(t, filepath.Join(dir, arcB), "old2\n")
-	writeLogFile(t, path, "x1\n")
-	f, err := os.Open(path)
+func arc(i int) string { return fmt.Sprintf("@20260101T0000%02d.000000Z.s", i) }
+
+// newLogDir makes a log dir whose archives hold the given texts.
+func newLogDir(t *testing.T, archives ...string) *logDir {
+	d := &logDir{t: t, dir: t.TempDir()}
+	for _, a := range archives {
+		writeLogFile(t, filepath.Join(d.dir, arc(d.made)), a)
+		d.made++
+	}
+	return d
+}
+
+func (d *logDir) path() string { return filepath.Join(d.dir, "current") }
+
+// write makes current hold s.
+func (d *logDir) write(s string) { writeLogFile(d.t, d.path(), s) }
+
+// open opens current, as showLog does.
+func (d *logDir) open() *os.File {
+	f, err := os.Open(d.path())
 	if err != nil {
-		t.Fatal(err)
+		d.t.Fatal(err)
 	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil { // tail printed x1
-		t.Fatal(err)
+	return f
+}
+
+// rotate renames current to the next archive and makes a new current
+// holding s.
+func (d *logDir) rotate(s string) {
+	if err := os.Rename(d.path(), filepath.Join(d.dir, arc(d.made))); err != nil {
+		d.t.Fatal(err)
 	}
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "y1\n")
-	c, stdout, _ := newCLI(context.Background(), "")
-	c.markArchives(dir) // as showLog does before it opens current
-	next, err := c.catchUp(path, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next.Close()
-	if want := "y1\n"; stdout.String() != want {
-		t.Fatalf("hsvc logs -f printed %q after current was removed, want %q", stdout.String(), want)
+	d.made++
+	d.write(s)
+}
+
+// TestLogsRotationRaces: hsvc logs -n and -f against rotations that land
+// between their steps. Each file is printed once, in order, with its lines
+// ended. Before, a rotation between opening current and listing the
+// archives printed the file opened twice (or a newer archive as older),
+// an archive ending mid-line (a write that failed) was joined to the next
+// line, a removed current printed every old archive, two rotations before
+// follow's start with keep 1 lost a file, and a first current that rotated
+// before -f saw it was never printed.
+func TestLogsRotationRaces(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		follow bool // tail, then catch up as -f does
+		run    func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File
+		want   string
+	}{
+		{"tail: a rotation after the open", false, func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File {
+			d.write("c1\n")
+			f := d.open()
+			d.rotate("")
+			must(t, tail(d.path(), f, 5, out))
+			return f
+		}, "a1\na2\nc1\n"},
+		{"tail: two rotations after the open", false, func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File {
+			d.write("c1\n")
+			f := d.open()
+			d.rotate("d1\n")
+			d.rotate("")
+			must(t, tail(d.path(), f, 5, out))
+			return f
+		}, "a1\na2\nc1\n"},
+		{"tail: an archive ending mid-line", false, func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File {
+			writeLogFile(t, filepath.Join(d.dir, arc(1)), "a2") // a write that failed
+			d.write("c1\n")
+			f := d.open()
+			must(t, tail(d.path(), f, 3, out))
+			return f
+		}, "a1\na2\nc1\n"},
+		{"follow: current removed", true, func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File {
+			d.write("x1\n")
+			c.markArchives(d.dir)
+			f := d.open()
+			must(t, tail(d.path(), f, 0, out))
+			must(t, os.Remove(d.path()))
+			d.write("y1\n")
+			return f
+		}, "y1\n"},
+		{"follow: two rotations after the open", true, func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File {
+			d.write("c1\n")
+			c.markArchives(d.dir)
+			f := d.open()
+			d.rotate("d1\n")
+			d.rotate("e1\n")
+			must(t, tail(d.path(), f, 2, out))
+			return f
+		}, "a2\nc1\nd1\ne1\n"},
+		{"follow: keep 1, the file opened pruned", true, func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File {
+			d.write("c1\n")
+			c.markArchives(d.dir)
+			f := d.open()
+			must(t, tail(d.path(), f, 1, out))
+			d.rotate("d1\n")
+			d.rotate("e1\n")
+			for i := range d.made - 1 {
+				os.Remove(filepath.Join(d.dir, arc(i)))
+			}
+			return f
+		}, "c1\nd1\ne1\n"},
+		{"follow: no current at the start", true, func(t *testing.T, d *logDir, c *cli, out io.Writer) *os.File {
+			c.markArchives(d.dir)
+			f, err := c.catchUp(d.path(), nil)
+			if err != nil || f != nil {
+				t.Fatalf("catchUp with nothing there: %v, %v", f, err)
+			}
+			d.write("c1\n")
+			d.rotate("d1\n")
+			return nil
+		}, "c1\nd1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newLogDir(t, "a1\n", "a2\n")
+			c, stdout, _ := newCLI(context.Background(), "")
+			f := tc.run(t, d, c, stdout)
+			if tc.follow {
+				next, err := c.catchUp(d.path(), f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f = next
+			}
+			if f != nil {
+				f.Close()
+			}
+			if stdout.String() != tc.want {
+				t.Errorf("printed %q, want %q", stdout.String(), tc.want)
+			}
+		})
 	}
 }
 
@@ -437,131 +500,6 @@ func TestLogsFollowRotationRace(t *testing.T) {
 	}
 	if len(seen) != n || dups > 0 {
 		t.Errorf("%d distinct lines of %d, %d printed more than once", len(seen), n, dups)
-	}
-}
-
-// Two rotations between showLog's open of current and tail's listing: only
-// the archives older than the file opened are read for the lines before it
-// (the one made after it was printed as if older).
-func TestLogsTailTwoRotationsAfterOpen(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "current")
-	writeLogFile(t, filepath.Join(dir, arcA), "a1\na2\n")
-	writeLogFile(t, path, "c1\n")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "d1\n")
-	if err := os.Rename(path, filepath.Join(dir, arcC)); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "")
-	var out strings.Builder
-	if err := tail(path, f, 5, &out); err != nil {
-		t.Fatal(err)
-	}
-	if want := "a1\na2\nc1\n"; out.String() != want {
-		t.Fatalf("hsvc logs -n 5 printed %q, want %q", out.String(), want)
-	}
-}
-
-// ... and hsvc logs -f prints that archive once, after the file opened.
-func TestLogsFollowTwoRotationsAfterOpen(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "current")
-	writeLogFile(t, filepath.Join(dir, arcA), "a1\n")
-	writeLogFile(t, path, "c1\n")
-	c, stdout, _ := newCLI(context.Background(), "")
-	c.markArchives(dir) // showLog, before it opens current
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "d1\n")
-	if err := os.Rename(path, filepath.Join(dir, arcC)); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "e1\n")
-	if err := tail(path, f, 3, stdout); err != nil { // showLog, -n 3
-		t.Fatal(err)
-	}
-	next, err := c.catchUp(path, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next.Close()
-	if want := "a1\nc1\nd1\ne1\n"; stdout.String() != want {
-		t.Fatalf("hsvc logs -f -n 3 printed %q, want %q", stdout.String(), want)
-	}
-}
-
-// keep 1: two rotations between showLog's open and follow's start, the
-// first archive (the file opened) pruned: the archive after it is printed.
-// The archives were marked at follow's start, which took it as printed.
-func TestLogsFollowKeep1TwoRotations(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "current")
-	writeLogFile(t, path, "c1\n")
-	c, stdout, _ := newCLI(context.Background(), "")
-	c.markArchives(dir) // showLog, before it opens current
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tail(path, f, 1, stdout); err != nil {
-		t.Fatal(err)
-	}
-	// rotation 1 (c1 → arcA), rotation 2 (d1 → arcB, arcA pruned: keep 1)
-	if err := os.Rename(path, filepath.Join(dir, arcA)); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "d1\n")
-	if err := os.Rename(path, filepath.Join(dir, arcB)); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(dir, arcA))
-	writeLogFile(t, path, "e1\n")
-	next, err := c.catchUp(path, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next.Close()
-	if want := "c1\nd1\ne1\n"; stdout.String() != want {
-		t.Fatalf("hsvc logs -f printed %q, want %q", stdout.String(), want)
-	}
-}
-
-// follow starts with no current; the first current rotates before the
-// first catch-up that sees it: it is printed, as an archive (it was not).
-func TestLogsFollowNoCurrentThenRotation(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "current")
-	c, stdout, _ := newCLI(context.Background(), "")
-	c.markArchives(dir)
-	f, err := c.catchUp(path, nil) // nothing there yet
-	if err != nil || f != nil {
-		t.Fatal(f, err)
-	}
-	writeLogFile(t, path, "c1\n")
-	if err := os.Rename(path, filepath.Join(dir, arcA)); err != nil {
-		t.Fatal(err)
-	}
-	writeLogFile(t, path, "d1\n")
-	next, err := c.catchUp(path, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next.Close()
-	if want := "c1\nd1\n"; stdout.String() != want {
-		t.Fatalf("hsvc logs -f printed %q, want %q", stdout.String(), want)
 	}
 }
 

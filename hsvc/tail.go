@@ -5,8 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
-	"hinit/svclog"
 )
 
 // tailBlock is how much of the file tail reads at a time, from the end.
@@ -27,7 +25,7 @@ func tail(path string, f *os.File, n int, w io.Writer) error {
 		return err
 	}
 	if lines < n {
-		if err := tailArchives(filepath.Dir(path), f, n-lines, w); err != nil {
+		if err := tailArchives(path, f, n-lines, w); err != nil {
 			return err
 		}
 	}
@@ -45,11 +43,9 @@ func tail(path string, f *os.File, n int, w io.Writer) error {
 // may have made an archive meanwhile) only. An archive that cannot be read
 // (pruned meanwhile) is passed over; one that ends mid-line (a write that
 // failed) gets its line ended.
-func tailArchives(dir string, cur *os.File, n int, w io.Writer) error {
-	names, err := svclog.Archives(dir)
-	if err != nil {
-		return nil // current alone, as before any rotation
-	}
+func tailArchives(path string, cur *os.File, n int, w io.Writer) error {
+	dir := filepath.Dir(path)
+	names := archivesBefore(path, cur)
 	type part struct {
 		f     *os.File
 		start int64
@@ -61,14 +57,6 @@ func tailArchives(dir string, cur *os.File, n int, w io.Writer) error {
 			p.f.Close()
 		}
 	}()
-	if cst, err := cur.Stat(); err == nil {
-		for i, name := range names {
-			if st, err := os.Stat(filepath.Join(dir, name)); err == nil && os.SameFile(st, cst) {
-				names = names[:i] // cur and what came after it are not older
-				break
-			}
-		}
-	}
 	for i := len(names) - 1; i >= 0 && n > 0; i-- {
 		a, err := os.Open(filepath.Join(dir, names[i]))
 		if err != nil {

@@ -2,6 +2,7 @@ package s6cmd
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,107 +171,77 @@ func TestNeverReady(t *testing.T) {
 
 // A static service of hinit.yaml with ready: is addressed as
 // /run/service/NAME (s6-overlay's s6-rc longrun, which had a
-// notification-fd): s6-svc -wU -u ends when it is ready, by its ready:
-// key, never while it is still starting. The notification-fd fallback of
-// an s6 dir answered 0 at once there.
-func TestWaitReadyOnStaticService(t *testing.T) {
+// notification-fd), and a service.yaml dir may also hold a run file (the
+// scandir reads service.yaml first): both are ready by their ready: key.
+// s6-svc -wU -u waits for that, never answering while the service is
+// still starting. The notification-fd fallback of an s6 dir answered 0 at
+// once there.
+func TestWaitReadyOfHinitsServices(t *testing.T) {
 	bin := buildCommands(t)
-	work := t.TempDir()
-	scan := filepath.Join(work, "scan")
-	os.Mkdir(scan, 0o755)
-	cfg := filepath.Join(work, "hinit.yaml")
-	os.WriteFile(cfg, []byte("compat: s6-overlay\nservices:\n  dashboard: {command: [sleep, \"1000\"], ready: {delay: 1s}}\n"), 0o644)
-	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
-		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
-	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
-	sup.Env = env
-	if err := sup.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { sup.Process.Kill(); sup.Wait() }()
-	run := func(args ...string) (string, error) {
-		c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
-		c.Env = env
-		out, err := c.CombinedOutput()
-		return string(out), err
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := run("s6-svc", "-wD", "-T", "5000", "-d", filepath.Join(scan, "dashboard")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("hinit did not come up")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	out, err := run("s6-svc", "-wU", "-T", "10000", "-u", filepath.Join(scan, "dashboard"))
-	st, _ := run("hsvc", "status", "dashboard")
-	lines := strings.Split(strings.TrimSpace(st), "\n")
-	if last := lines[len(lines)-1]; err == nil && !strings.Contains(last, " up ") {
-		t.Errorf("s6-svc -wU -u on the static service answered 0 (%q) while it is not ready: %s", out, last)
-	}
-}
-
-// A service.yaml dir that also holds a run file is a service.yaml dir (the
-// scandir reads service.yaml first), ready by its ready: key: s6-svc -wU -u
-// waits for that, where it took the dir for an s6 dir without
-// notification-fd and answered 0 while the service was starting.
-func TestWaitReadyServiceYAMLWithRun(t *testing.T) {
-	bin := buildCommands(t)
-	work := t.TempDir()
-	scan := filepath.Join(work, "scan")
-	os.Mkdir(scan, 0o755)
-	svc := filepath.Join(scan, "dashboard")
-	tmp := filepath.Join(work, "tmpdash")
-	cfg := filepath.Join(work, "hinit.yaml")
-	os.WriteFile(cfg, []byte("compat: s6-overlay\n"), 0o644)
-	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
-		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
-	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
-	sup.Env = env
-	if err := sup.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { sup.Process.Kill(); sup.Wait() }()
-	run := func(args ...string) (string, error) {
-		c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
-		c.Env = env
-		out, err := c.CombinedOutput()
-		return string(out), err
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := run("hsvc", "status"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("hinit did not come up")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	// the scandir is emptied at boot: the dir comes now, whole
-	os.Mkdir(tmp, 0o755)
-	os.WriteFile(filepath.Join(tmp, "service.yaml"), []byte("command: [sleep, \"1000\"]\nready: {delay: 1s}\n"), 0o644)
-	os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755)
-	if err := os.Rename(tmp, svc); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		o, err := run("s6-svc", "-wD", "-T", "5000", "-d", svc)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			st, _ := run("hsvc", "status")
-			t.Fatal("hinit did not come up", o, err, st)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	out, err := run("s6-svc", "-wU", "-T", "10000", "-u", svc)
-	st, _ := run("hsvc", "status", "dashboard")
-	lines := strings.Split(strings.TrimSpace(st), "\n")
-	if last := lines[len(lines)-1]; err == nil && !strings.Contains(last, " up ") {
-		t.Errorf("s6-svc -wU -u on a service.yaml dir answered 0 (%q) while it is not ready: %s", out, last)
+	for _, static := range []bool{true, false} {
+		t.Run(fmt.Sprintf("static=%v", static), func(t *testing.T) {
+			work := t.TempDir()
+			scan := filepath.Join(work, "scan")
+			cfg := filepath.Join(work, "hinit.yaml")
+			yaml := "compat: s6-overlay\n"
+			if static {
+				yaml += "services:\n  dashboard: {command: [sleep, \"1000\"], ready: {delay: 1s}}\n"
+			}
+			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
+				"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
+			sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
+			sup.Env = env
+			if err := sup.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { sup.Process.Kill(); sup.Wait() }()
+			run := func(args ...string) (string, error) {
+				c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
+				c.Env = env
+				out, err := c.CombinedOutput()
+				return string(out), err
+			}
+			until := func(what string, args ...string) {
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					out, err := run(args...)
+					if err == nil {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s: %v %s", what, err, out)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+			svc := filepath.Join(scan, "dashboard")
+			if !static {
+				until("hinit up", "hsvc", "status")
+				// the scandir is emptied at boot: the dir comes now, whole
+				tmp := filepath.Join(scan, ".dashboard")
+				for name, content := range map[string]string{"service.yaml": "command: [sleep, \"1000\"]\nready: {delay: 1s}\n",
+					"run": "#!/bin/sh\nexec sleep 1000\n"} {
+					if err := os.MkdirAll(tmp, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(tmp, name), []byte(content), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.Rename(tmp, svc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			until("dashboard down", "s6-svc", "-wD", "-T", "5000", "-d", svc)
+			out, err := run("s6-svc", "-wU", "-T", "10000", "-u", svc)
+			st, _ := run("hsvc", "status", "dashboard")
+			lines := strings.Split(strings.TrimSpace(st), "\n")
+			if last := lines[len(lines)-1]; err == nil && !strings.Contains(last, " up ") {
+				t.Errorf("s6-svc -wU -u answered 0 (%q) while the service is not ready: %s", out, last)
+			}
+		})
 	}
 }
