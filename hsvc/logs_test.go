@@ -197,52 +197,65 @@ func (s *slowTerminal) Write(p []byte) (int, error) {
 	return s.Buffer.Write(p)
 }
 
-// TestLogsFollowThroughRotations: hsvc logs -f follows across rotations,
-// several of them while hsvc is busy printing (a slow terminal, a burst)
-// included: every archive made meanwhile is shown, in order. Before, hsvc
-// finished the file it had and jumped to the current one.
-func TestLogsFollowThroughRotations(t *testing.T) {
-	sock, logPath := logServer(t)
-	// One line per file: every line after the first rotates.
-	l, err := svclog.New(svclog.Options{Name: "dash", Dir: filepath.Dir(logPath), MaxSize: 60, Keep: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close(context.Background())
-	inFile := func(s string) func() bool {
-		return func() bool { b, _ := os.ReadFile(logPath); return strings.Contains(string(b), s) }
-	}
-	fmt.Fprintln(l.Writer(), "line 0")
-	testprog.WaitFor(t, 5*time.Second, "line 0 in current", inFile("line 0"))
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := &slowTerminal{blockAt: 2, gate: make(chan struct{})}
-	c, _, stderr := newCLI(ctx, sock)
-	c.stdout = out
-	done := make(chan int, 1)
-	go func() { done <- c.run([]string{"logs", "dash", "-f", "-n", "1"}) }()
-	testprog.WaitFor(t, 5*time.Second, "the tail", func() bool { return strings.Contains(out.String(), "line 0") })
-
-	fmt.Fprintln(l.Writer(), "line 1")
-	testprog.WaitFor(t, 5*time.Second, "hsvc printing line 1", func() bool { return out.writes.Load() == 2 })
-	for i := 2; i <= 4; i++ { // three more rotations while hsvc prints
-		fmt.Fprintf(l.Writer(), "line %d\n", i)
-		testprog.WaitFor(t, 5*time.Second, "the line in current", inFile(fmt.Sprintf("line %d", i)))
-	}
-	close(out.gate)
-	testprog.WaitFor(t, 5*time.Second, "line 4 followed", func() bool { return strings.Contains(out.String(), "line 4") })
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for i := 0; i <= 4; i++ {
-		if !strings.Contains(out.String(), fmt.Sprintf(" line %d\n", i)) {
-			t.Errorf("line %d never printed", i)
-		}
-	}
-	if t.Failed() {
-		t.Logf("hsvc logs -f printed:\n%s", out.String())
+// TestLogsFollowSlowTerminal: hsvc logs -f on a slow terminal (a Write of
+// hsvc's waits) while the log rotates, one line a file: every line is
+// printed, in order. Before, hsvc finished the file it had and jumped to
+// the current one, losing the archives made meanwhile; and with keep 1,
+// two rotations while its tail was printing (the file it had opened
+// pruned by the second) lost the file between.
+func TestLogsFollowSlowTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		keep    int
+		blockAt int32 // hsvc's Write that waits: 1 its tail, 2 the next line
+		last    int   // lines up to last are written, from blockAt on while it waits
+	}{
+		{"rotations while it prints", 10, 2, 4},
+		{"keep 1, the file opened pruned", 1, 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sock, logPath := logServer(t)
+			l, err := svclog.New(svclog.Options{Name: "dash", Dir: filepath.Dir(logPath), MaxSize: 60, Keep: tc.keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close(context.Background())
+			write := func(i int) {
+				fmt.Fprintf(l.Writer(), "line %d\n", i)
+				testprog.WaitFor(t, 5*time.Second, "the line in current", func() bool {
+					b, _ := os.ReadFile(logPath)
+					return strings.Contains(string(b), fmt.Sprintf("line %d", i))
+				})
+			}
+			write(0)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			out := &slowTerminal{blockAt: tc.blockAt, gate: make(chan struct{})}
+			c, _, stderr := newCLI(ctx, sock)
+			c.stdout = out
+			done := make(chan int, 1)
+			go func() { done <- c.run([]string{"logs", "dash", "-f", "-n", "1"}) }()
+			testprog.WaitFor(t, 5*time.Second, "the tail", func() bool { return out.writes.Load() >= 1 })
+			for i := 1; i < int(tc.blockAt); i++ {
+				fmt.Fprintf(l.Writer(), "line %d\n", i)
+			}
+			testprog.WaitFor(t, 5*time.Second, "hsvc waiting on the terminal", func() bool { return out.writes.Load() == tc.blockAt })
+			for i := int(tc.blockAt); i <= tc.last; i++ {
+				write(i)
+			}
+			close(out.gate)
+			last := fmt.Sprintf("line %d", tc.last)
+			testprog.WaitFor(t, 5*time.Second, last+" followed", func() bool { return strings.Contains(out.String(), last) })
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for i := 0; i <= tc.last; i++ {
+				if !strings.Contains(out.String(), fmt.Sprintf(" line %d\n", i)) {
+					t.Errorf("line %d never printed; hsvc logs -f printed:\n%s", i, out.String())
+				}
+			}
+		})
 	}
 }
 
@@ -500,46 +513,5 @@ func TestLogsFollowRotationRace(t *testing.T) {
 	}
 	if len(seen) != n || dups > 0 {
 		t.Errorf("%d distinct lines of %d, %d printed more than once", len(seen), n, dups)
-	}
-}
-
-// End to end, svclog with keep 1: hsvc logs -f -n 1 on a slow terminal
-// (its tail's write blocks); meanwhile two rotations, the first archive
-// (the file hsvc opened) pruned by the second: every line is printed
-// (line 1 was not).
-func TestLogsFollowKeep1SlowTail(t *testing.T) {
-	sock, logPath := logServer(t)
-	l, err := svclog.New(svclog.Options{Name: "dash", Dir: filepath.Dir(logPath), MaxSize: 60, Keep: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close(context.Background())
-	inFile := func(s string) func() bool {
-		return func() bool { b, _ := os.ReadFile(logPath); return strings.Contains(string(b), s) }
-	}
-	fmt.Fprintln(l.Writer(), "line 0")
-	testprog.WaitFor(t, 5*time.Second, "line 0 in current", inFile("line 0"))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := &slowTerminal{blockAt: 1, gate: make(chan struct{})}
-	c, _, stderr := newCLI(ctx, sock)
-	c.stdout = out
-	done := make(chan int, 1)
-	go func() { done <- c.run([]string{"logs", "dash", "-f", "-n", "1"}) }()
-	testprog.WaitFor(t, 5*time.Second, "hsvc printing its tail", func() bool { return out.writes.Load() == 1 })
-	for i := 1; i <= 2; i++ {
-		fmt.Fprintf(l.Writer(), "line %d\n", i)
-		testprog.WaitFor(t, 5*time.Second, "the line in current", inFile(fmt.Sprintf("line %d", i)))
-	}
-	close(out.gate)
-	testprog.WaitFor(t, 5*time.Second, "line 2 followed", func() bool { return strings.Contains(out.String(), "line 2") })
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for i := 0; i <= 2; i++ {
-		if !strings.Contains(out.String(), fmt.Sprintf(" line %d\n", i)) {
-			t.Errorf("line %d never printed; hsvc logs -f printed:\n%s", i, out.String())
-		}
 	}
 }
