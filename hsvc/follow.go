@@ -148,31 +148,18 @@ func (c *cli) catchUp(path string, f *os.File) (*os.File, error) {
 func (c *cli) archivesAfter(path string, old, next *os.File) error {
 	dir := filepath.Dir(path)
 	names := archivesBefore(path, next)
-	var ost os.FileInfo
-	oerr := os.ErrNotExist
-	if old != nil {
-		ost, oerr = old.Stat()
-	}
-	nst, nerr := next.Stat()
-	from := len(names)
-	for i, n := range names {
-		if n > c.seenArchive && from == len(names) {
-			from = i
-		}
-		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && oerr == nil && os.SameFile(st, ost) {
-			from = i + 1
-			c.seenArchive = max(c.seenArchive, n)
-			break
+	from := indexOf(dir, names, old) + 1
+	if from > 0 {
+		c.seenArchive = max(c.seenArchive, names[from-1])
+	} else {
+		for from < len(names) && names[from] <= c.seenArchive {
+			from++
 		}
 	}
 	for _, n := range names[from:] {
 		a, err := os.Open(filepath.Join(dir, n))
 		if err != nil {
 			continue // pruned meanwhile
-		}
-		if st, err := a.Stat(); err == nil && nerr == nil && os.SameFile(st, nst) {
-			a.Close()
-			break
 		}
 		c.seenArchive = max(c.seenArchive, n)
 		_, err = io.Copy(c.stdout, a)
@@ -205,16 +192,32 @@ func archivesBefore(path string, cur *os.File) []string {
 		if err != nil {
 			return nil
 		}
-		for i, n := range names {
-			if st, err := os.Stat(filepath.Join(dir, n)); err == nil && os.SameFile(st, cst) {
-				return names[:i]
-			}
+		if i := indexOf(dir, names, cur); i >= 0 {
+			return names[:i]
 		}
 		if st, err := os.Stat(path); err == nil && os.SameFile(st, cst) {
 			return names // cur is current still: all were made before it
 		}
 	}
 	return nil
+}
+
+// indexOf is the index in names, archives of dir, of the one that is the
+// open file f (nil: none), or -1.
+func indexOf(dir string, names []string, f *os.File) int {
+	if f == nil {
+		return -1
+	}
+	fst, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	for i, n := range names {
+		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && os.SameFile(st, fst) {
+			return i
+		}
+	}
+	return -1
 }
 
 // endLine ends, on w, a line f left unfinished: svclog ends a file mid-line

@@ -369,7 +369,8 @@ func (r *Reaper) Inherited() []int { return r.inherited }
 // container's init) none are listed, and all are sealed still.
 func sealInherited(log *slog.Logger) []int {
 	var open []int
-	if ents, err := os.ReadDir("/proc/self/fd"); err == nil { // its own dir fd is close-on-exec, and closed again
+	ents, listErr := os.ReadDir("/proc/self/fd") // its own dir fd is close-on-exec, and closed again
+	if listErr == nil {
 		for _, e := range ents {
 			fd, err := strconv.Atoi(e.Name())
 			if err != nil || fd < 3 {
@@ -385,10 +386,8 @@ func sealInherited(log *slog.Logger) []int {
 		return open
 	}
 	// Kernels before 5.11: one at a time.
-	if open == nil {
-		if _, err := os.Stat("/proc/self/fd"); err != nil {
-			log.Warn("cannot list inherited descriptors; children may inherit them", "err", err)
-		}
+	if listErr != nil {
+		log.Warn("cannot list inherited descriptors; children may inherit them", "err", listErr)
 	}
 	for _, fd := range open {
 		unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
