@@ -10,8 +10,20 @@
 #   docker buildx build --platform linux/amd64,linux/arm64 -t hermes-agent:hinit .
 #   make test-image   # the offline test image: BASE_IMAGE=hinit-test-base:latest
 ARG BASE_IMAGE=nousresearch/hermes-agent:latest
-FROM ${BASE_IMAGE}
+
+# The files hinit runs on, with fixed modes: COPY keeps the build context's,
+# and a checkout made under umask 002 has group-writable files, a root-owned
+# hinit.yaml hinit then refuses (and binaries root runs that a gid 0 user
+# could rewrite). A stage, so that the chmod copies nothing into the image.
+FROM ${BASE_IMAGE} AS files
 ARG TARGETARCH
+USER root
+COPY docker/hinit.yaml docker/hermes-setup.sh /hinit/etc/
+COPY dist/linux-${TARGETARCH:-amd64}/hinit dist/linux-${TARGETARCH:-amd64}/hsvc /hinit/bin/
+RUN chmod 0755 /hinit /hinit/etc /hinit/bin /hinit/etc/hermes-setup.sh /hinit/bin/hinit /hinit/bin/hsvc && \
+    chmod 0644 /hinit/etc/hinit.yaml
+
+FROM ${BASE_IMAGE}
 
 USER root
 
@@ -46,8 +58,8 @@ RUN set -e; \
 
 ENV HERMES_HOME=/opt/data
 
-COPY docker/hinit.yaml docker/hermes-setup.sh /etc/hinit/
-COPY dist/linux-${TARGETARCH:-amd64}/hinit dist/linux-${TARGETARCH:-amd64}/hsvc /usr/local/bin/
+COPY --from=files /hinit/etc/ /etc/hinit/
+COPY --from=files /hinit/bin/ /usr/local/bin/
 
 VOLUME ["/opt/data"]
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 CMD ["/usr/local/bin/hsvc", "check"]
