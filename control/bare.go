@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Where hinit's configuration is, and the variables that ask a hinit
@@ -47,4 +49,19 @@ func HinitRunning() bool {
 		}
 	}
 	return false
+}
+
+// Answering reports whether a hinit owns runtimeDir: one answers at its
+// control socket, or a socket is there that the caller may not connect
+// to. A socket nobody listens on, left by an earlier boot, does not count.
+// A second hinit started inside a container (an old entrypoint's `tini --
+// /init ...`, a `docker exec ... hinit`) asks, before it would empty that
+// dir and the scandir under the first one's services.
+func Answering(runtimeDir string) bool {
+	conn, err := dialUnix(filepath.Join(runtimeDir, SocketName), time.Second)
+	if err == nil {
+		conn.Close()
+		return true
+	}
+	return errors.Is(err, fs.ErrPermission)
 }

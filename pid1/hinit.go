@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync/atomic"
@@ -24,6 +25,7 @@ import (
 
 	"hinit/account"
 	"hinit/config"
+	"hinit/control"
 	"hinit/launch"
 	"hinit/manager"
 	"hinit/reaper"
@@ -108,8 +110,17 @@ func boot(args []string, opts *options) int {
 		h.fatal(err)
 		return 1
 	}
+	var nested string
+	if !set.bare && !h.isPID1 && control.Answering(set.runtimeDir) {
+		nested = fmt.Sprintf("another hinit supervises this container (%s answers): running the command only, as tini would, and leaving its services alone",
+			filepath.Join(set.runtimeDir, control.SocketName))
+		set = set.nested()
+	}
 	h.set = set
 	h.setupOutput()
+	if nested != "" {
+		h.log.Warn(nested)
+	}
 	defer h.errOut.Close(time.Second) // last: after what release writes
 	defer h.errGate.release()
 	h.setupSignals()

@@ -80,6 +80,16 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 	return s, nil
 }
 
+// nested is what a hinit that is not PID 1 runs with when another hinit
+// owns its runtime dir (control.Answering): the bare mode, on the command
+// it was given, leaving that hinit's runtime dir, scandir and services
+// alone. s6-overlay's /init refuses to run when it is not PID 1; hinit
+// runs the command as tini would, so that `tini -g -- /init CMD` (an old
+// entrypoint kept in front of the image's) still runs CMD.
+func (s *settings) nested() *settings {
+	return &settings{cfg: config.Default(), shutdownTimeout: s.shutdownTimeout, bare: true}
+}
+
 func or(s, def string) string {
 	if s == "" {
 		return def
