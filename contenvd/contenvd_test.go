@@ -3,6 +3,7 @@ package contenvd
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // testGID is a group that is neither root's nor the test runner's, so a
@@ -197,6 +200,41 @@ func TestRewriteDropsOld(t *testing.T) {
 	}
 	if got, _ := Read(dir); !reflect.DeepEqual(got, map[string]string{"NEW": "2"}) {
 		t.Errorf("Read = %q", got)
+	}
+}
+
+// A write that fails (a full /run) leaves no env dir at all, never one
+// holding the variables written before the failure: readers would take it
+// for the whole environment and miss an API key. Nothing is left beside it
+// either, and the room it took is given back.
+func TestWriteAllOrNothing(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	root := t.TempDir()
+	if err := unix.Mount("tmpfs", root, "tmpfs", 0, "size=8k,mode=755"); err != nil {
+		t.Skipf("cannot mount a tiny tmpfs to fill up: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(root, unix.MNT_DETACH) })
+	dir := filepath.Join(root, "env")
+	var env []string // a page each: more than the tmpfs holds
+	for i := range 8 {
+		env = append(env, fmt.Sprintf("VAR%d=%d", i, i))
+	}
+	env = append(env, "ZZ_API_KEY=sk-test")
+	_, err := Write(dir, env, testGID, slog.New(slog.DiscardHandler))
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Write on a full tmpfs: %v, want ENOSPC", err)
+	}
+	if _, serr := os.Lstat(dir); !errors.Is(serr, fs.ErrNotExist) {
+		got, _ := Read(dir)
+		t.Errorf("after a failed Write the env dir is there (%v), holding %q; want none", serr, got)
+	}
+	if ents, _ := os.ReadDir(root); len(ents) != 0 {
+		t.Errorf("left beside the env dir: %v", ents)
+	}
+	if _, err := Write(dir, env[:2], testGID, slog.New(slog.DiscardHandler)); err != nil {
+		t.Errorf("Write after the failure, with room for it: %v", err)
 	}
 }
 

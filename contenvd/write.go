@@ -24,6 +24,12 @@ const (
 // (effective uid, gid) — root:<user's group> when hinit is root; gid < 0
 // leaves the group as created (hinit not root).
 //
+// It is all or nothing: the variables are written into a new dot-named dir
+// beside dir, which is renamed to dir once every one is there. When a write
+// fails (a full /run), that dir is removed and there is no dir at all, never
+// one that lacks the variables after the failure (an API key): readers then
+// take the environment they were started with.
+//
 // Entries without '=' and names that are not safe file names are skipped
 // with one warning each; a later duplicate of a name wins, as in os/exec.
 // It returns what it wrote, as Read would find it.
@@ -31,12 +37,28 @@ func Write(dir string, env []string, gid int, log *slog.Logger) (map[string]stri
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("remove old %s: %w", dir, err)
 	}
-	if err := os.Mkdir(dir, DirMode); err != nil {
+	// Made by mkdir, 0700 until filled: nothing can be planted in it, and
+	// no one else reads it half-written.
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".")
+	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	if err := setOwnerMode(dir, gid, DirMode); err != nil {
+	wrote, err := fillDir(tmp, env, gid, log)
+	if err == nil {
+		// rename(2) replaces at most an empty dir that appeared at dir
+		// meanwhile; a symlink or anything else there makes it fail.
+		err = os.Rename(tmp, dir)
+	}
+	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, err
 	}
+	return wrote, nil
+}
+
+// fillDir writes every variable of env into dir, then gives dir its owner
+// and mode.
+func fillDir(dir string, env []string, gid int, log *slog.Logger) (map[string]string, error) {
 	vars := parse(env, log)
 	wrote := make(map[string]string, len(vars))
 	for _, kv := range vars {
@@ -44,6 +66,9 @@ func Write(dir string, env []string, gid int, log *slog.Logger) (map[string]stri
 			return nil, err
 		}
 		wrote[kv[0]] = kv[1]
+	}
+	if err := setOwnerMode(dir, gid, DirMode); err != nil {
+		return nil, err
 	}
 	return wrote, nil
 }

@@ -1,8 +1,10 @@
 package pid1
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,7 +186,11 @@ func checkConfig(args []string, stdout, stderr io.Writer) int {
 
 // withContenv replaces itself with CMD run in the container environment of
 // $HINIT_RUNTIME_DIR/env (as boot hooks left it), like s6-overlay's
-// with-contenv.
+// with-contenv. Without that dir (hinit could not write it, or is not
+// running) CMD keeps the environment with-contenv was started with, which
+// is then the whole container environment there is: what hinit gives its
+// services without the dir, or docker's for a docker exec. A dir that
+// exists but cannot be read is an error: it may hold what CMD needs.
 func withContenv(args []string) int {
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "hinit: usage: with-contenv CMD [ARGS...]")
@@ -192,8 +198,11 @@ func withContenv(args []string) int {
 	}
 	dir := filepath.Join(or(os.Getenv("HINIT_RUNTIME_DIR"), DefaultRuntimeDir), "env")
 	env, err := contenvd.Read(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		env, err = launch.ProcessEnv(), nil
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; is hinit running, and are you root or in its user's group?\n", err)
+		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; are you root or in its user's group?\n", err)
 		return 1
 	}
 	// Root's with-contenv (a root service's #!/command/with-contenv bash)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/control"
 	"hinit/internal/testprog"
 )
@@ -179,6 +181,41 @@ services:
 	p.waitOutput("GREETING=hola", false)
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
+}
+
+// A runtime dir too full for the environment dir (docker run --tmpfs
+// /run:size=8k) leaves no env dir, never a part of one: with-contenv, as a
+// run script or a docker exec calls it, then runs with the environment it
+// was given, which is the container's. It used to find the variables
+// written before the failure, and ran without the API key, exit 0.
+func TestEnvDirFullRuntimeDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	run := testprog.PublicDir(t)
+	if err := unix.Mount("tmpfs", run, "tmpfs", 0, "size=8k,mode=755"); err != nil {
+		t.Skipf("cannot mount a tiny tmpfs to fill up: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(run, unix.MNT_DETACH) })
+	testprog.ExposeBinary(t)
+	script := `unset HINIT_TESTPROG; HINIT_TEST_AS_INIT=1 "$SELF" with-contenv /bin/sh -c 'echo "KEY=$ZZ_API_KEY"'; echo "rc=$?"`
+	env := []string{"HINIT_RUNTIME_DIR=" + run, "SELF=" + testprog.Command("x")[0], "ZZ_API_KEY=sk-test"}
+	for i := range 8 { // a page each: more than the tmpfs holds
+		env = append(env, fmt.Sprintf("A_VAR%d=%d", i, i))
+	}
+	p, code := runInit(t, initOpts{args: []string{"/bin/sh", "-c", script}, env: env})
+	if code != 0 || p.stdout.String() != "KEY=sk-test\nrc=0\n" {
+		t.Errorf("exit %d, stdout %q; want 0 and %q", code, p.stdout, "KEY=sk-test\nrc=0\n")
+	}
+	if !strings.Contains(p.stderr.String(), "no space left on device; services get hinit's own environment") {
+		t.Errorf("no environment dir error:\n%s", p.stderr)
+	}
+	ents, _ := os.ReadDir(run)
+	for _, e := range ents {
+		if e.IsDir() {
+			t.Errorf("runtime dir holds %s/: want no env dir and nothing left of one", e.Name())
+		}
+	}
 }
 
 func TestBootHookStopsTheContainer(t *testing.T) {
