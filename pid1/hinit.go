@@ -90,6 +90,7 @@ type hinit struct {
 	wroteEnv     map[string]string                 // what writeEnvDir wrote
 	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
+	exitBy       time.Time                         // once the shutdown begins: its deadline and shutdownMargin, when hinit must be gone
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -121,7 +122,7 @@ func boot(args []string, opts *options) int {
 	if nested != "" {
 		h.log.Warn(nested)
 	}
-	defer h.errOut.Close(time.Second) // last: after what release writes
+	defer func() { h.errOut.Close(h.stderrWait()) }() // last: after what release writes
 	defer h.errGate.release()
 	h.setupSignals()
 	if !set.bare {
@@ -288,6 +289,7 @@ func (h *hinit) loop() int {
 		if deadline.IsZero() {
 			h.log.Info("shutting down: " + why)
 			deadline = time.Now().Add(h.set.shutdownTimeout)
+			h.exitBy = deadline.Add(shutdownMargin)
 		}
 		if h.set.bare && mainSignalled && finished == nil {
 			// Bare: main is all there is, and it has its signal. As
@@ -372,7 +374,9 @@ func (h *hinit) forward(sig os.Signal) {
 func (h *hinit) finish(code int) int {
 	close(h.mainGone)
 	h.errGate.release()
-	h.shutdown(time.Now().Add(h.set.shutdownTimeout), true)
+	deadline := time.Now().Add(h.set.shutdownTimeout)
+	h.exitBy = deadline.Add(shutdownMargin)
+	h.shutdown(deadline, true)
 	return code
 }
 

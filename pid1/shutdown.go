@@ -15,7 +15,10 @@ import (
 // deadline is killed with its process group; then, as PID 1, every other
 // process left gets TERM and then KILL. Each wait ends the moment what it
 // waits for is gone: there is no fixed sleep. Last, the services' logs are
-// flushed and closed.
+// flushed and closed, by the deadline and half of shutdownMargin
+// (supervise's flushGrace), whatever their outputs do; boot's last flush,
+// hinit's own stderr, ends by h.exitBy, which the caller set with the
+// deadline.
 func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(time.Second))
 	defer cancel()
@@ -28,6 +31,28 @@ func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	h.mgr.Wait()
 	h.log.Info("shutdown complete")
 }
+
+// shutdownMargin is how long past HINIT_SHUTDOWN_TIMEOUT hinit may take to
+// exit when its outputs stall (a stdout or stderr nobody reads, a hung
+// disk): the services' logs get half of it for the last lines of what was
+// killed at the deadline, hinit's own stderr the rest. docker stop's 10 s
+// leave 2 s over the default 8 s timeout; this takes half of them.
+const shutdownMargin = time.Second
+
+// stderrWait is how long hinit waits at exit for its own lines to be
+// written (errOut): a second, and after a shutdown no later than its
+// exitBy, but at least stderrMinWait, so that a healthy stderr gets its
+// last lines even after a shutdown that overran (a process that outlived
+// SIGKILL).
+func (h *hinit) stderrWait() time.Duration {
+	if h.exitBy.IsZero() {
+		return time.Second
+	}
+	return max(min(time.Second, time.Until(h.exitBy)), stderrMinWait)
+}
+
+// stderrMinWait is the least stderrWait gives.
+const stderrMinWait = 100 * time.Millisecond
 
 // stopMain sends main SIGTERM (unless it already got the signal that began
 // the shutdown) and kills its process group at the deadline.

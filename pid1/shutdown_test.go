@@ -145,3 +145,65 @@ func TestStragglerSweptAtShutdown(t *testing.T) {
 		})
 	}
 }
+
+// A console nobody reads (docker's log driver stuck) costs the console
+// copies, never the shutdown's bound: hinit is gone within
+// HINIT_SHUTDOWN_TIMEOUT plus shutdownMargin, with main's status, and a
+// log file on a healthy disk still gets every line, the last one written
+// at the stop included. Before, each service's log waited 5 s for its
+// stalled console copy once the service was gone, and hinit's stderr 1 s
+// more: under docker stop's 10 s, docker's SIGKILL took main's status.
+func TestStalledConsoleShutdownBounded(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // open and never read: writes block once the pipe is full
+	defer w.Close()
+	dir := testprog.PublicDir(t)
+	burst, mainUp := filepath.Join(dir, "burst"), filepath.Join(dir, "main-up")
+	const lines = 4000 // 324 KB: more than the console's queue and the pipe hold
+	script := fmt.Sprintf(`trap 'kill $!; echo bye; exit 0' TERM
+i=0; while [ $i -lt %d ]; do echo "line $i ................................................................"; i=$((i+1)); done
+: > %s; sleep 1000 & wait`, lines, burst)
+	cfg := fmt.Sprintf("services:\n  chatty:\n    command: [/bin/sh, -c, %q]\n    log: {dir: %q, console: true}\n",
+		script, filepath.Join(dir, "logs"))
+	const timeout = time.Second
+	p := startInit(t, initOpts{config: cfg, broken: w, args: []string{"/bin/sh", "-c", ": > " + mainUp + "; exec sleep 1000"},
+		env: []string{fmt.Sprintf("HINIT_SHUTDOWN_TIMEOUT=%v", timeout), "GORACE=atexit_sleep_ms=0"}})
+	testprog.WaitFor(t, 60*time.Second, "the burst written, main started and a thread of hinit blocked writing to the full pipe", func() bool {
+		if _, err := os.Stat(burst); err != nil {
+			return false
+		}
+		if _, err := os.Stat(mainUp); err != nil {
+			return false
+		}
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid))
+		for _, task := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", p.cmd.Process.Pid, task.Name()))
+			if strings.Contains(string(b), "pipe_write") {
+				return true
+			}
+		}
+		return false
+	})
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	code := p.wait(30 * time.Second)
+	took := time.Since(start)
+	if code != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit %d, want main's %d", code, 128+int(syscall.SIGTERM))
+	}
+	// 2 s of slack over the bound for a loaded machine; before the fix
+	// this took 6 s (5 s for the log, 1 s for stderr).
+	if limit := timeout + shutdownMargin + 2*time.Second; took > limit {
+		t.Errorf("hinit gone %v after SIGTERM, want within %v (HINIT_SHUTDOWN_TIMEOUT %v + margin %v + slack)", took, limit, timeout, shutdownMargin)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "logs", "current"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), " line "); n != lines || !strings.HasSuffix(string(b), " bye\n") {
+		t.Errorf("log file has %d of %d burst lines, ends %q: want all of them and bye", n, lines, b[max(0, len(b)-80):])
+	}
+}

@@ -161,14 +161,29 @@ func finished(l *svclog.Log) bool {
 	}
 }
 
+// closeWait bounds how long closeLogs waits for a service's logs.
+const closeWait = 5 * time.Second
+
+// flushGrace is how long past the shutdown's deadline a stopped service's
+// logs may take to write their last lines: those of a process killed at
+// the deadline, which a healthy disk writes in milliseconds (a log holds
+// at most its queue's 512 KiB and the pipe's 64 KiB).
+const flushGrace = 500 * time.Millisecond
+
 // closeLogs flushes and closes every log of the service once its processes
-// are gone.
+// are gone, for at most closeWait, and for the container's shutdown never
+// past its deadline and flushGrace: an output that has not written
+// everything by then (a stalled console, a hung disk) loses the rest.
 func (r *runner) closeLogs() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	by := time.Now().Add(closeWait)
+	if r.final && !r.finalBy.IsZero() {
+		by = earliest(by, r.finalBy.Add(flushGrace))
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), by)
 	defer cancel()
 	for _, l := range append(r.retired, r.log) {
-		if l != nil {
-			l.Close(ctx)
+		if l != nil && l.Close(ctx) != nil {
+			r.deps.Log.Warn("log not flushed in time: what it still held is lost", "svc", r.name)
 		}
 	}
 }
