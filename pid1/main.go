@@ -43,7 +43,8 @@ Options (tini's, also when hinit runs as tini; docs/tini.md):
 
 Environment: HINIT_CONFIG (default /etc/hinit/hinit.yaml), HINIT_RUNTIME_DIR
 (/run/hinit), HINIT_SCANDIR (/run/service), HINIT_SHUTDOWN_TIMEOUT (8s),
-HINIT_LOG_LEVEL (info; warn without hinit.yaml), TINI_SUBREAPER,
+HINIT_LOG_LEVEL (info; warn without hinit.yaml), HINIT_GATEWAY_CHECK_GRACE
+(reconcile.check_grace), TINI_SUBREAPER,
 TINI_KILL_PROCESS_GROUP, TINI_VERBOSITY, POSIXLY_CORRECT.
 `
 
