@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"hinit/contenvd"
+	"hinit/control"
 	"hinit/launch"
 
 	"hinit/config"
@@ -148,7 +149,10 @@ func run(name string, args []string, asTini bool) int {
 		fmt.Print(license)
 		return 0
 	}
-	if asTini && len(cmd) == 0 {
+	// No program: tini's usage error in the bare mode; with a hinit.yaml,
+	// main.default runs, as with no CMD (an entrypoint pinned to
+	// ["/usr/bin/tini","-g","--"] in front of the image).
+	if asTini && len(cmd) == 0 && control.Bare(os.Getenv) {
 		fmt.Fprintln(os.Stderr, "tini: no program given; usage: tini [OPTIONS] PROGRAM -- [ARGS]")
 		return 1
 	}

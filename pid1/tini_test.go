@@ -425,3 +425,16 @@ func TestInheritedDescriptorNearLimit(t *testing.T) {
 		}
 	}
 }
+
+// As tini with a hinit.yaml (the image's /usr/bin/tini links to hinit), an
+// entrypoint that gives no program (["/usr/bin/tini","-g","--"], as a
+// catalogue pinned for hermes) runs main.default, as the image does with no
+// CMD; it exited 1 with tini's "no program given", a boot loop under a
+// restart policy. The bare mode keeps tini's error (TestTiniCommandLine).
+func TestTiniNoProgramRunsMainDefault(t *testing.T) {
+	p, code := runInit(t, initOpts{as: "tini", notPID1: true, flags: []string{"-g"},
+		config: "main: {default: [/bin/sh, -c, \"exit 5\"]}\n"})
+	if code != 5 {
+		t.Errorf("tini -g -- with main.default exiting 5: %d, want 5; stderr:\n%s", code, p.stderr)
+	}
+}
