@@ -67,9 +67,9 @@ const listBatch = 256
 // eachBatch calls f with the names of the scandir, listBatch at a time,
 // until f returns false.
 func (w *Watcher) eachBatch(f func([]string) bool) error {
-	fd, ok := w.openScandir()
-	if !ok {
-		return fmt.Errorf("open %s: %w", w.dir, ErrScandirGone)
+	fd, err := w.openScandir()
+	if err != nil {
+		return err
 	}
 	d := os.NewFile(uintptr(fd), w.dir)
 	defer d.Close()
@@ -112,12 +112,26 @@ func (w *Watcher) update(ctx context.Context, out chan<- Event, dirty map[string
 func (w *Watcher) updateSome(ctx context.Context, out chan<- Event, names []string) bool {
 	found := make(map[string]*Entry, len(names))
 	why := make(map[string]string, len(names))
-	sfd, ok := w.openScandir()
-	if ok {
+	sfd, err := w.openScandir()
+	switch {
+	case err == nil:
 		defer unix.Close(sfd)
+		read := names[:0:0]
 		for _, n := range names {
-			found[n], why[n] = w.look(sfd, n)
+			delete(w.again, n)
+			e, y := w.look(sfd, n)
+			if w.again[n] {
+				continue // not read: as it was, until the retry
+			}
+			found[n], why[n] = e, y
+			read = append(read, n)
 		}
+		names = read
+	case transient(err):
+		for _, n := range names {
+			w.putOff(n, err)
+		}
+		return true
 	} // else replaced: nothing is there; the root watch's event ends Run
 	cleared, ignored := w.noteIgnored(names, why)
 	evs, refused, unkept := w.book.apply(found)
@@ -183,6 +197,11 @@ func (w *Watcher) leaveOut(name, why string) {
 // its slot until the dir's own event says so, which frees it.
 func (w *Watcher) reread(sfd int, name string) Event {
 	e, _ := w.look(sfd, name) // a dir ignored since: its own event follows
+	if w.again[name] {
+		// Not read now: the slot goes back, the retry asks for one again.
+		delete(w.book.accepted, name)
+		return Event{Name: name}
+	}
 	if e == nil {
 		return Event{Name: name}
 	}
@@ -212,6 +231,9 @@ func (w *Watcher) look(sfd int, name string) (e *Entry, why string) {
 		// Before anything that would put the name in a message raw: the
 		// name rule's error quotes it.
 		why = svcname.Check(name).Error()
+	case transient(err):
+		w.putOff(name, err)
+		return nil, ""
 	case err != nil:
 		why = "cannot stat it: " + err.Error()
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
@@ -234,6 +256,9 @@ func (w *Watcher) lookDir(sfd int, name, path string) (*Entry, string) {
 	}
 	e, ok, err := readEntry(sfd, name, path, w.S6, w.chose, w.book.seed)
 	switch {
+	case transient(err) || transient(e.Err):
+		w.putOff(name, errors.Join(err, e.Err))
+		return nil, ""
 	case err != nil:
 		return nil, errcap.Text("cannot open it: "+err.Error(), errcap.Max)
 	case werr != nil:
@@ -248,18 +273,25 @@ func (w *Watcher) lookDir(sfd int, name, path string) (*Entry, string) {
 }
 
 // openScandir opens the scandir for one batch of looks, if it is still the
-// dir Run began to watch.
-func (w *Watcher) openScandir() (int, bool) {
+// dir Run began to watch. The error wraps ErrScandirGone when it is not,
+// and is the open's own otherwise (transient tells which may pass).
+func (w *Watcher) openScandir() (int, error) {
 	fd, err := unix.Open(w.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if transient(err) {
+		return -1, fmt.Errorf("open %s: %w", w.dir, err)
+	}
 	if err != nil {
-		return -1, false
+		return -1, fmt.Errorf("open %s: %w", w.dir, ErrScandirGone)
 	}
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Dev != w.dev || st.Ino != w.ino {
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != w.dev || st.Ino != w.ino {
 		unix.Close(fd)
-		return -1, false
+		if transient(err) {
+			return -1, fmt.Errorf("stat %s: %w", w.dir, err)
+		}
+		return -1, fmt.Errorf("open %s: %w", w.dir, ErrScandirGone)
 	}
-	return fd, true
+	return fd, nil
 }
 
 // warnOnce logs msg for name unless it was the last thing said about name.

@@ -96,8 +96,8 @@ func TestScandirPathReplaced(t *testing.T) {
 		defer in.close()
 		must(t, w.watchScandir(in)) // as Run does
 		swap()
-		sfd, ok := w.openScandir()
-		if !ok {
+		sfd, err := w.openScandir()
+		if err != nil {
 			return nil // the scandir watched is gone: nothing is read
 		}
 		defer unix.Close(sfd)

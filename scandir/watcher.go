@@ -69,6 +69,12 @@ type Watcher struct {
 	scanEnd    time.Time     // when the last rescan ended
 	scanCost   time.Duration // how long it took
 	rescanAt   time.Time     // an overflow's rescan, put off until then; zero: none due
+	// again are the names a look could not read for want of a resource
+	// (transient: EMFILE, ENOMEM...), left as they were, to be read again
+	// at retryAt; retryGap doubles while the want lasts.
+	again    map[string]bool
+	retryAt  time.Time
+	retryGap time.Duration
 }
 
 // New returns a Watcher of dir that accepts at most max services (SPEC
@@ -85,6 +91,7 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		warned:       map[string]string{},
 		ignored:      map[string]string{},
 		pending:      map[string]bool{},
+		again:        map[string]bool{},
 		book:         newBook(max),
 	}
 }
@@ -184,6 +191,11 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, os.ErrDeadlineExceeded) && w.retryDue():
+			if !w.retry(ctx, out) {
+				return nil
+			}
+			continue
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			if !w.rescan(ctx, out) { // the safety rescan, or an overflow's put off
 				return nil
@@ -216,7 +228,8 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 }
 
 // nextRescan is the deadline of the next rescan: an overflow's put off, or
-// the safety rescan; zero (none) when neither is due.
+// the safety rescan, or a retry of names a look could not read; zero
+// (none) when none is due.
 func (w *Watcher) nextRescan() time.Time {
 	next := w.rescanAt
 	if w.SafetyRescan > 0 {
@@ -224,7 +237,56 @@ func (w *Watcher) nextRescan() time.Time {
 			next = safety
 		}
 	}
+	if !w.retryAt.IsZero() && (next.IsZero() || w.retryAt.Before(next)) {
+		next = w.retryAt
+	}
 	return next
+}
+
+// Retries of names a look could not read for want of a resource: the first
+// after minRetryGap, then twice as long each time the want lasts, up to
+// maxRetryGap; the gap starts again once a retry reads everything.
+const (
+	minRetryGap = time.Second
+	maxRetryGap = time.Minute
+)
+
+// retryDue reports whether the retry is what the deadline was for.
+func (w *Watcher) retryDue() bool {
+	return !w.retryAt.IsZero() && !time.Now().Before(w.retryAt)
+}
+
+// retry reads again the names a look could not read.
+func (w *Watcher) retry(ctx context.Context, out chan<- Event) bool {
+	names := w.again
+	w.again, w.retryAt = map[string]bool{}, time.Time{}
+	if !w.update(ctx, out, names) {
+		return false
+	}
+	if len(w.again) == 0 {
+		w.retryGap = 0
+	}
+	return true
+}
+
+// putOff leaves name as it was, to be read again at the next retry: a look
+// could not read it for want of a resource (transient).
+func (w *Watcher) putOff(name string, err error) {
+	if len(w.again) == 0 {
+		w.retryGap = min(max(2*w.retryGap, minRetryGap), maxRetryGap)
+		w.log.Warn("scandir: cannot read now; trying again", "svc", name, "in", w.retryGap, "err", err)
+	}
+	w.again[name] = true
+	if w.retryAt.IsZero() {
+		w.retryAt = time.Now().Add(w.retryGap)
+	}
+}
+
+// transient reports whether err is the want of a resource, which passes,
+// rather than something about what was read.
+func transient(err error) bool {
+	return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) ||
+		errors.Is(err, unix.ENOMEM) || errors.Is(err, unix.ENOBUFS)
 }
 
 // note turns a batch of raw events into dirty names. It never reads the

@@ -1,0 +1,90 @@
+package scandir
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// A look that fails for want of a descriptor (EMFILE: the hermes user's
+// services hold most of PID 1's) changes nothing: a running service is not
+// reported gone, a new one is not reported broken, and both are read again
+// within seconds once descriptors are free, not at the safety rescan. The
+// open of the scandir itself failing read as "replaced": every name of
+// the batch was reported gone, its service stopped.
+func TestTransientReadRetried(t *testing.T) {
+	h := start(t, "", 10, nil)
+	h.install("a", "command: [sleep, '1']\n")
+	h.waitEntry("a", func(*Entry) bool { return true })
+	tmp := filepath.Join(h.dir, ".b.tmp")
+	must(t, os.Mkdir(tmp, 0o755))
+	must(t, os.WriteFile(filepath.Join(tmp, "service.yaml"), []byte("command: [sleep, '2']\n"), 0o644))
+
+	restore := exhaustDescriptors(t)
+	// Renames need no descriptor: an event for a, and b's arrival.
+	yaml := filepath.Join(h.dir, "a", "service.yaml")
+	must(t, unix.Rename(yaml, yaml+".x"))
+	must(t, unix.Rename(yaml+".x", yaml))
+	must(t, unix.Rename(tmp, filepath.Join(h.dir, "b")))
+	if !tryPoll(func() bool { return h.logs.count("cannot read now; trying again") > 0 }) {
+		t.Error("no retry announced while descriptors were short")
+	}
+	restore()
+
+	h.waitEntry("b", func(e *Entry) bool { return e.Err == nil })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ev := range h.history {
+		if ev.Name == "a" && ev.Entry == nil || ev.Entry != nil && ev.Entry.Err != nil {
+			t.Errorf("event while descriptors were short: %+v", ev)
+		}
+	}
+	if e := h.state["a"].Entry; e == nil {
+		t.Errorf("a is gone: %s", h.summary())
+	}
+}
+
+// exhaustDescriptors lowers this process's descriptor limit to what is
+// open and fills the gaps below it, so that every open fails with EMFILE
+// until the returned func gives them back.
+func exhaustDescriptors(t *testing.T) func() {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	must(t, err)
+	top := 0
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > top {
+			top = n
+		}
+	}
+	var old syscall.Rlimit
+	must(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
+	low := old
+	low.Cur = uint64(top + 1)
+	must(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+	var held []int
+	for {
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			break
+		}
+		held = append(held, fd)
+	}
+	done := false
+	give := func() {
+		if done {
+			return
+		}
+		done = true
+		for _, fd := range held {
+			unix.Close(fd)
+		}
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+	}
+	t.Cleanup(give)
+	return give
+}
