@@ -10,7 +10,8 @@
 // than an output holds the service back (through the pipe) while the output
 // moves; an output that makes no room for a second (stalled) or fails costs
 // the service at most that second: its lines are dropped and counted, and
-// the next line that can be written is preceded by
+// the next line that can be written is preceded by (or, when no line
+// follows, the output's writer writes once it has caught up)
 //
 //	hinit: N lines lost (reason)
 //
@@ -150,7 +151,11 @@ const endLineWait = 100 * time.Millisecond
 // it wrote is read from the pipe without waiting for more, and a last line
 // without its newline is written as a line of its own, now rather than when
 // the pipe closes, and never joined to the next instance's first line. It
-// returns once that is done, or after endLineWait.
+// returns once that is done, or after endLineWait. (The reader goes past a
+// full output's bound for it, but past twice the bound it waits for an
+// output that moves: no line is lost, and the flush may come after
+// EndLine returns, joined to the next instance's first line if that one is
+// read before it.)
 func (l *Log) EndLine() {
 	c := make(chan struct{})
 	l.mu.Lock()

@@ -1,11 +1,15 @@
 package svclog
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +186,164 @@ func TestStalledConsole(t *testing.T) {
 	}
 	if count+reported != lines || reported != int(console.lost.Load()) {
 		t.Fatalf("%d lines on the console, %d reported lost, %d counted, want %d in all", count, reported, console.lost.Load(), lines)
+	}
+}
+
+// exitScript is the burst of a service that fails at once: 100001 short
+// lines (600 KB, 7 MB of queue cost), the last one its reason, then exit 78.
+const exitScript = `seq 1 100000; echo FATAL: bad config; exit 78`
+
+// exitLines is what exitScript prints, in order.
+func exitLines() []string {
+	want := make([]string, 0, 100001)
+	for i := 1; i <= 100000; i++ {
+		want = append(want, strconv.Itoa(i))
+	}
+	return append(want, "FATAL: bad config")
+}
+
+// runExit runs exitScript with w as stdout and stderr until it exits, and
+// checks that it exited 78.
+func runExit(t *testing.T, w *os.File) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", exitScript)
+	cmd.Stdout, cmd.Stderr = w, w
+	var ee *exec.ExitError
+	if err := cmd.Run(); !errors.As(err, &ee) || ee.ExitCode() != 78 {
+		t.Fatalf("sh -c %q: %v, want exit status 78", exitScript, err)
+	}
+}
+
+// readLines reads r at full speed until EOF, sending each line; the channel
+// holds more than exitScript prints, so it never holds the reading back.
+func readLines(r io.Reader) <-chan string {
+	c := make(chan string, 2*len(exitLines()))
+	go func() {
+		defer close(c)
+		br := bufio.NewReader(r)
+		for {
+			ln, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			c <- strings.TrimSuffix(ln, "\n")
+		}
+	}()
+	return c
+}
+
+// TestExitAfterBurstLosesNothing: a service that ends right after a burst
+// loses none of its lines, its last one ("FATAL: bad config") included,
+// into outputs that are slower than the reader but moving: a file alone
+// (the reviewer's setup) and a file with a console read at full speed
+// (one write per line: slower than the reader). The instance's end
+// (EndLine) lets the reader past the bound, and past twice the bound it
+// still waits for a writer that makes room. Before, the rush refused
+// every line past twice the bound: the end of what the pipe and the
+// reader's buffer held was lost (thousands of lines, the last one first)
+// on the console in every run and in the file in most.
+func TestExitAfterBurstLosesNothing(t *testing.T) {
+	defer func(d time.Duration) { stallWait = d }(stallWait)
+	stallWait = time.Hour // nothing stalls here, however loaded the machine
+	want := exitLines()
+	for _, withConsole := range []bool{false, true} {
+		t.Run(map[bool]string{false: "file", true: "file and console"}[withConsole], func(t *testing.T) {
+			opts := Options{Name: "x", Dir: t.TempDir(), MaxSize: 100 << 20}
+			var console <-chan string
+			if withConsole {
+				cr, cw, err := os.Pipe()
+				must(t, err)
+				defer cr.Close()
+				defer cw.Close()
+				opts.Console, console = cw, readLines(cr)
+			}
+			l := newLog(t, opts)
+			runExit(t, l.Writer())
+			l.EndLine() // what supervise does when the instance has exited
+			closeLog(t, l)
+			if got := texts(readEntries(t, l.Path())); !slices.Equal(got, want) || l.Lost() != 0 {
+				t.Fatalf("the file holds %d lines ending %q, %d lost; want %d ending %q, none lost",
+					len(got), got[max(0, len(got)-2):], l.Lost(), len(want), want[len(want)-1])
+			}
+			if !withConsole {
+				return
+			}
+			opts.Console.(*os.File).Close()
+			var got []string
+			for ln := range console {
+				got = append(got, strings.TrimPrefix(ln, "[x] "))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("the console got %d lines ending %q; want %d ending %q",
+					len(got), got[max(0, len(got)-2):], len(want), want[len(want)-1])
+			}
+		})
+	}
+}
+
+// TestLossReportedWhenNoLineFollows: lines refused by a stalled console
+// are reported there once it moves again, though no line follows them
+// (the service has exited and stays down, the Log stays open), and the
+// reports add up exactly to the lines missing, each where they are
+// missing. The file, which did not stall, has every line. Before, the
+// report rode on the next line accepted only: the loss of an exited
+// service's last lines was never reported until the log was closed.
+func TestLossReportedWhenNoLineFollows(t *testing.T) {
+	// stallWait stays a second, as in TestStalledConsole: shorter, a file
+	// writer slowed down by the race detector may be taken as stalled.
+	cr, cw, err := os.Pipe()
+	must(t, err)
+	defer cr.Close()
+	defer cw.Close()
+	l := newLog(t, Options{Name: "x", Dir: t.TempDir(), MaxSize: 100 << 20, Console: cw})
+	file, console := l.outs[0], l.outs[1]
+	want := exitLines()
+
+	runExit(t, l.Writer()) // nobody reads the console: it stalls, lines are refused
+	testprog.WaitFor(t, 10*time.Second, "every line in the file or lost", func() bool {
+		return completeLines(t, l.Path())+int(file.lost.Load()) == len(want)
+	})
+	l.EndLine()
+	if console.lost.Load() == 0 {
+		t.Fatal("no line refused by a console nobody reads")
+	}
+
+	// The console is read again: what it holds comes, then the report of
+	// what it refused, up to the last line, with no line after them.
+	lines := readLines(cr)
+	next, reported := 0, 0 // the index in want of the next line; the lines reported lost
+	check := func(ln string) {
+		t.Helper()
+		text, ok := strings.CutPrefix(ln, "[x] ")
+		if n, isReport := lostReport(text); ok && isReport {
+			next, reported = next+n, reported+n
+			return
+		}
+		if !ok || next >= len(want) || text != want[next] {
+			t.Fatalf("console line %q where %q was due", ln, want[min(next, len(want)-1)])
+		}
+		next++
+	}
+	timeout := time.After(10 * time.Second)
+	for next < len(want) {
+		select {
+		case ln := <-lines:
+			check(ln)
+		case <-timeout:
+			t.Fatalf("the console accounts for %d of %d lines (%d reported lost, %d counted): the report of the last ones never came",
+				next, len(want), reported, console.lost.Load())
+		}
+	}
+	closeLog(t, l)
+	cw.Close()
+	for ln := range lines {
+		t.Errorf("console line %q after the last one", ln)
+	}
+	if reported != int(console.lost.Load()) {
+		t.Errorf("%d lines reported lost on the console, %d counted", reported, console.lost.Load())
+	}
+	if got := texts(readEntries(t, l.Path())); !slices.Equal(got, want) || file.lost.Load() != 0 {
+		t.Fatalf("the file holds %d lines ending %q; want %d ending %q, none lost",
+			len(got), got[max(0, len(got)-2):], len(want), want[len(want)-1])
 	}
 }

@@ -76,9 +76,13 @@ func (o *output) write() {
 			o.q.release(c)
 			batch = batch[k:]
 		}
-		if final {
+		if dropped > 0 || final {
+			// Lines refused after the last one queued: no line may
+			// follow them to carry their report.
 			o.miss(dropped, reasonQueueFull, false)
 			o.put(nil)
+		}
+		if final {
 			o.w.close()
 			close(o.done)
 			return

@@ -36,10 +36,14 @@ var stallWait = time.Second
 // writer keeps making it: a burst faster than the output loses nothing, it
 // holds the service back. Only a stalled writer (no room made for
 // stallWait) makes push refuse lines; they are counted, and the count rides
-// on the next line accepted. A rush (an instance's end, see Log.EndLine)
-// lets lines past the bound instead of waiting, up to rushBytes: rushes
-// come with every exit, and an output stuck for good must not make them
-// add up.
+// on the next line accepted, or is handed to the writer once it has taken
+// every line (take) when none was. A rush (an instance's end, see
+// Log.EndLine) lets lines past the bound at once, up to rushBytes; past
+// that, push waits as it does without a rush: the pipe and the reader's
+// buffer can hold far more than rushBytes of short lines at an exit, and
+// they must not be lost to an output that moves. The second bound is
+// there because rushes come with every exit, and an output stuck for good
+// must not make them add up.
 //
 // A writer goroutine runs only while there is something to write: push and
 // close say when one must be started, take says when it must end. So an idle
@@ -63,10 +67,10 @@ func (q *queue) push(l line) (ok, start bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	c := cost(l)
-	if q.size+c > queueBytes && !q.stalled && q.rushes <= 0 {
+	if q.size+c > q.bound() && !q.stalled {
 		q.waitRoom(c)
 	}
-	if q.size+c > queueBytes && q.rushes <= 0 || q.size+c > rushBytes {
+	if q.size+c > q.bound() {
 		q.dropped++
 		return false, false
 	}
@@ -76,13 +80,23 @@ func (q *queue) push(l line) (ok, start bool) {
 	return true, q.claim()
 }
 
-// waitRoom waits, with q.mu held and released while waiting, until c fits,
-// a rush begins or stallWait has passed; then the writer is stalled. The
-// queue is full, so a writer is running (busy) and will release.
+// bound is what the queue may hold: queueBytes, rushBytes during a rush.
+// q.mu is held.
+func (q *queue) bound() int {
+	if q.rushes > 0 {
+		return rushBytes
+	}
+	return queueBytes
+}
+
+// waitRoom waits, with q.mu held and released while waiting, until c fits
+// (a rush raises the bound) or stallWait has passed; then the writer is
+// stalled. The queue is full, so a writer is running (busy) and will
+// release.
 func (q *queue) waitRoom(c int) {
 	timer := time.NewTimer(stallWait)
 	defer timer.Stop()
-	for q.size+c > queueBytes && q.rushes <= 0 {
+	for q.size+c > q.bound() {
 		if q.room == nil {
 			q.room = make(chan struct{})
 		}
@@ -93,7 +107,7 @@ func (q *queue) waitRoom(c int) {
 			q.mu.Lock()
 		case <-timer.C:
 			q.mu.Lock()
-			if q.size+c > queueBytes && q.rushes <= 0 {
+			if q.size+c > q.bound() {
 				q.stalled = true
 			}
 			return
@@ -157,10 +171,11 @@ func (q *queue) claim() bool {
 }
 
 // take returns every queued line; the writer releases them as it is done
-// with them. With none left it either ends the writer (more == false,
-// final == false: start again on the next push) or, when the queue is
-// closed, tells it to finish the output (final == true, with the lines
-// dropped at the very end).
+// with them. With none left it returns the lines refused after the last
+// one queued, for the writer to report now rather than with a line that
+// may never come (the service has exited); then it either ends the writer
+// (more == false, final == false: start again on the next push) or, when
+// the queue is closed, tells it to finish the output (final == true).
 func (q *queue) take() (batch []line, dropped uint64, more, final bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -168,9 +183,12 @@ func (q *queue) take() (batch []line, dropped uint64, more, final bool) {
 	if len(batch) > 0 {
 		return batch, 0, true, false
 	}
+	dropped, q.dropped = q.dropped, 0
 	if q.closed {
-		dropped, q.dropped = q.dropped, 0
 		return nil, dropped, false, true
+	}
+	if dropped > 0 {
+		return nil, dropped, true, false // the writer reports them and takes again
 	}
 	q.busy = false
 	return nil, 0, false, false
