@@ -55,13 +55,13 @@ import "time"
 //	                                                     is a requested restart)
 //	register    template, instance, down, env            → names (the new service)
 //	unregister  names (exactly one), wait                stop, forget, remove its dir once stopped
-//	list        prefix                                   → names, sorted
+//	list        prefix, scandir                          → names, sorted
 //	wait        names (exactly one), until, wait,        block until the state
 //	            not_pid, patient                         (and, with not_pid, another process)
 //	once        names                                    the running process is not restarted
 //	                                                     when it exits; a down service stays down
 //	check       —                                        ok unless an essential service failed
-//	shutdown    exit_code (optional, 0..255)             root only
+//	shutdown    exit_code (optional, 0..255), scandir    root only
 //
 // "all" means the gateway instances (SPEC §4). "wait" is a Go duration:
 // for start/stop/restart/unregister "" means do not wait (the answer comes
@@ -76,7 +76,9 @@ import "time"
 // wait fails at once when the service will not get there without another
 // request (up or ready: it is down by choice, exited or failed); a patient
 // wait (s6-svwait) waits on all the same, and takes a service backing off
-// for down, as s6 does: no process runs.
+// for down, as s6 does: no process runs. With scandir (a dir's device and
+// inode), list and shutdown answer CodeNoService unless that dir is the
+// scandir hinit watches; without it they do not look.
 //
 // The response's code is the exit code hsvc exits with (Code* below); ok is
 // true exactly when code is 0; error is one line that says what to do.
@@ -164,6 +166,17 @@ type Request struct {
 	Process  bool              `json:"process,omitempty"` // signal: the process only, not its group (s6-svc)
 	Restart  bool              `json:"restart,omitempty"` // signal: the exit it causes restarts at once, no failure (s6-svc -t, -r...)
 	Patient  bool              `json:"patient,omitempty"` // wait: until the state or the timeout, whatever else happens (s6-svwait)
+	// Scandir: list, shutdown: act only when this is the dir hinit's
+	// scandir watcher watches, else answer CodeNoService (s6-svscanctl
+	// DIR, which s6 refuses for a dir no s6-svscan scans).
+	Scandir *DirID `json:"scandir,omitempty"`
+}
+
+// DirID is a dir by identity, as stat(2) gives it: what names it whatever
+// path, relative or through a symlink, the caller reached it by.
+type DirID struct {
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
 }
 
 // Response is hinit's answer. Code is the exit code of hsvc.

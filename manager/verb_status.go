@@ -54,7 +54,10 @@ func (m *Manager) status(_ context.Context, _ control.Caller, req *control.Reque
 	return resp
 }
 
-func (m *Manager) list(_ context.Context, _ control.Caller, req *control.Request) *control.Response {
+func (m *Manager) list(ctx context.Context, _ control.Caller, req *control.Request) *control.Response {
+	if resp := m.notScandir(ctx, req.Scandir); resp != nil {
+		return resp
+	}
 	resp := control.OK()
 	resp.Names = []string{}
 	for _, s := range m.group.List() {
@@ -64,6 +67,24 @@ func (m *Manager) list(_ context.Context, _ control.Caller, req *control.Request
 	}
 	slices.Sort(resp.Names)
 	return resp
+}
+
+// notScandir refuses a request that names a dir (Request.Scandir) other
+// than the scandir hinit watches; nil when it names none, or that one.
+func (m *Manager) notScandir(ctx context.Context, id *control.DirID) *control.Response {
+	if id == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
+	defer cancel()
+	if w := m.watcher.Load(); w == nil || !w.Watches(ctx, id.Dev, id.Ino) {
+		watched := m.scandir
+		if w == nil {
+			watched = "none: dynamic services are off"
+		}
+		return control.Errorf(control.CodeNoService, "that dir is not the scandir hinit watches (%s)", watched)
+	}
+	return nil
 }
 
 // check is the health probe: hinit answers and no essential service failed
@@ -87,7 +108,10 @@ func (m *Manager) check(context.Context, control.Caller, *control.Request) *cont
 	return control.OK()
 }
 
-func (m *Manager) shutdownRequest(_ context.Context, c control.Caller, req *control.Request) *control.Response {
+func (m *Manager) shutdownRequest(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
+	if resp := m.notScandir(ctx, req.Scandir); resp != nil {
+		return resp // the wrong dir is no supervisor, whoever asks (s6-svscanctl)
+	}
 	if !c.May(control.VerbShutdown, false) {
 		return control.Errorf(control.CodePermission, "permission denied: only root may shut the container down")
 	}

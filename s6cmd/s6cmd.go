@@ -136,12 +136,26 @@ func (e *env) status(dir string) (*control.Status, error) {
 
 // checkDir fails like s6 when dir cannot be looked at.
 func checkDir(dir string) error {
-	_, err := os.Stat(dir)
+	_, err := dirID(dir)
+	return err
+}
+
+// dirID is dir's identity (following a symlink, as s6 opens a path), or
+// the error as s6 prints it: the system's, without the path.
+func dirID(dir string) (*control.DirID, error) {
+	fi, err := os.Stat(dir)
 	var pe *os.PathError
 	if errors.As(err, &pe) {
-		return pe.Err
+		return nil, pe.Err
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil, errors.New("no device and inode")
+	}
+	return &control.DirID{Dev: st.Dev, Ino: st.Ino}, nil
 }
 
 // isStatic reports whether dir, which does not exist, names a static

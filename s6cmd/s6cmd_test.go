@@ -245,3 +245,127 @@ func TestWaitReadyOfHinitsServices(t *testing.T) {
 		})
 	}
 }
+
+// TestSvscanctlScandir: s6-svscanctl controls the scandir hinit watches,
+// by whatever path reaches it (a symlink, a relative one), and no other
+// dir: there it fails as s6 2.11 does on a dir no s6-svscan scans (100,
+// "supervisor not listening"), and -q shuts nothing down. The clients do
+// not know HINIT_SCANDIR: hinit tells its scandir by device and inode.
+// Before, any existing dir was taken: `s6-svscanctl -q /tmp` shut the
+// container down.
+func TestSvscanctlScandir(t *testing.T) {
+	bin := buildCommands(t)
+	work := t.TempDir()
+	scan, rt := filepath.Join(work, "scan"), filepath.Join(work, "rt")
+	plain, dot, link := filepath.Join(work, "plain"), filepath.Join(scan, ".x"), filepath.Join(work, "scanlink")
+	cfg := filepath.Join(work, "hinit.yaml")
+	if err := os.WriteFile(cfg, []byte("compat: s6-overlay\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{scan, plain} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("scan", link); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(filepath.Join(work, "hinit.log")) // a file: Wait waits for no pipe a child holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	hinitLog := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
+	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
+	sup.Env = append(os.Environ(), "HINIT_CONFIG="+cfg, "HINIT_RUNTIME_DIR="+rt, "HINIT_SCANDIR="+scan)
+	sup.Stdout, sup.Stderr = logFile, logFile
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{}) // closed once hinit has exited
+	go func() { sup.Wait(); close(exited) }()
+	defer func() {
+		sup.Process.Kill()
+		<-exited
+	}()
+	var clientEnv []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HINIT_SCANDIR=") {
+			clientEnv = append(clientEnv, kv)
+		}
+	}
+	clientEnv = append(clientEnv, "HINIT_RUNTIME_DIR="+rt)
+	run := func(dir string, args ...string) (int, string) {
+		c := exec.Command(filepath.Join(bin, "s6-svscanctl"), args...)
+		c.Env, c.Dir = clientEnv, dir
+		var errb strings.Builder
+		c.Stderr = &errb
+		err := c.Run()
+		if err != nil && c.ProcessState == nil {
+			t.Fatal(err)
+		}
+		return c.ProcessState.ExitCode(), errb.String()
+	}
+	// hinit answers once its socket is there and its watcher has begun:
+	// hsvc list polls until it answers.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c := exec.Command(filepath.Join(bin, "hsvc"), "list")
+		c.Env = clientEnv
+		if c.Run() == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hinit did not answer: %s", hinitLog())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.Mkdir(dot, 0o755); err != nil { // in the scandir, not it
+		t.Fatal(err)
+	}
+	notListening := func(dir string) string {
+		return "s6-svscanctl: fatal: unable to control " + dir + ": supervisor not listening\n"
+	}
+	for _, tc := range []struct {
+		cwd  string
+		args []string
+		code int
+		msg  string
+	}{
+		{"", []string{"-a", scan}, 0, ""},
+		{"", []string{"-an", link}, 0, ""},
+		{work, []string{"-a", "scan"}, 0, ""},
+		{scan, []string{"-a", "."}, 0, ""},
+		{"", []string{"-a", plain}, 100, notListening(plain)},
+		{"", []string{"-q", plain}, 100, notListening(plain)},
+		{"", []string{"-t", dot}, 100, notListening(dot)},
+		{work, []string{"-b", "plain"}, 100, notListening("plain")},
+		{"", []string{"-q", "/tmp"}, 100, notListening("/tmp")},
+		{"", []string{"-q", filepath.Join(work, "missing")}, 111,
+			"s6-svscanctl: fatal: unable to control " + filepath.Join(work, "missing") + ": No such file or directory\n"},
+	} {
+		if code, msg := run(tc.cwd, tc.args...); code != tc.code || msg != tc.msg {
+			t.Errorf("s6-svscanctl %q in %q = %d, %q; want %d, %q", tc.args, tc.cwd, code, msg, tc.code, tc.msg)
+		}
+	}
+	select {
+	case <-exited:
+		t.Fatalf("hinit exited (%v) after s6-svscanctl on other dirs:\n%s", sup.ProcessState, hinitLog())
+	default:
+	}
+	if os.Geteuid() != 0 {
+		t.Log("not root: s6-svscanctl -q on the scandir is not tried (only root may shut down)")
+		return
+	}
+	if code, msg := run(work, "-q", "scanlink"); code != 0 || msg != "" {
+		t.Fatalf("s6-svscanctl -q on the scandir = %d, %q; want 0, \"\"", code, msg)
+	}
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("hinit did not shut down after s6-svscanctl -q on its scandir:\n%s", hinitLog())
+	}
+	if !strings.Contains(hinitLog(), "shutting down: requested") {
+		t.Errorf("hinit's log says no requested shutdown:\n%s", hinitLog())
+	}
+}

@@ -10,21 +10,24 @@ const svscanctlSynopsis = "[ -zabhitqnN ] svscandir"
 
 // runSvscanctl is s6-svscanctl. hinit rescans its scandir by itself on every
 // change, so -a, -n, -N, -h and -z succeed at once; -t, -q, -i and -b stop
-// the container, which only root may do.
+// the container, which only root may do. Either way DIR must be the scandir
+// hinit watches, told by device and inode (hinit compares them with the
+// dir its watcher watches); any other dir has no supervisor, as with s6.
 func runSvscanctl(e *env, args []string) int {
 	opts, rest, ok := getopt(args, "zabhitqnN", "")
 	if !ok || len(rest) != 1 {
 		return e.usage(svscanctlSynopsis)
 	}
 	dir := rest[0]
-	if err := checkDir(dir); err != nil {
+	id, err := dirID(dir)
+	if err != nil {
 		return e.fatal(exitSystem, "unable to control %s: %s", dir, errText(err))
 	}
-	req := &control.Request{Verb: control.VerbList} // who may reach hinit may rescan
+	req := &control.Request{Verb: control.VerbList, Scandir: id} // who may reach hinit may rescan
 	for _, o := range opts {
 		switch o.c {
 		case 't', 'q', 'i', 'b':
-			req = &control.Request{Verb: control.VerbShutdown}
+			req = &control.Request{Verb: control.VerbShutdown, Scandir: id}
 		}
 	}
 	resp, err := e.call(req)

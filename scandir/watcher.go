@@ -47,6 +47,8 @@ type Watcher struct {
 	// watched is dir, dev and ino once Run has begun to watch, for
 	// OpenRoot; nil before.
 	watched atomic.Pointer[watchedDir]
+	// begun is closed once Run has begun to watch, or failed to.
+	begun chan struct{}
 	// chose are the entries of the scandir's path up to its last
 	// symlink when Run resolved it (trust.Resolve): whoever could
 	// replace one chose the dir watched, and is judged with every entry
@@ -88,6 +90,7 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		OverflowGap:  DefaultOverflowGap,
 		dirs:         newWatches(),
 		logs:         newWatches(),
+		begun:        make(chan struct{}),
 		warned:       map[string]string{},
 		ignored:      map[string]string{},
 		pending:      map[string]bool{},
@@ -103,10 +106,13 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	in, err := openInotify()
 	if err != nil {
+		close(w.begun)
 		return err
 	}
 	defer in.close()
-	if err := w.watchScandir(in); err != nil {
+	err = w.watchScandir(in)
+	close(w.begun)
+	if err != nil {
 		return err
 	}
 	// Wake a waiting read when ctx ends; the loop checks ctx after every
@@ -171,6 +177,22 @@ func (w *Watcher) OpenRoot() (*os.Root, error) {
 		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
 	}
 	return r, nil
+}
+
+// Watches reports whether the dir of device dev and inode ino is the
+// scandir Run watches. It waits until Run has begun to watch (a request
+// may come in just after hinit's control socket opened), or ctx ends:
+// false then, and when Run could not watch. A dir is told by its
+// identity, never by a path, which may be relative, go through a
+// symlink, or have been replaced since.
+func (w *Watcher) Watches(ctx context.Context, dev, ino uint64) bool {
+	select {
+	case <-w.begun:
+	case <-ctx.Done():
+		return false
+	}
+	at := w.watched.Load()
+	return at != nil && at.dev == dev && at.ino == ino
 }
 
 func sameDir(sys any, at *watchedDir) bool {

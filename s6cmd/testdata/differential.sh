@@ -175,6 +175,19 @@ step "svwait -D after rm" s6-svwait -D -t 100 "$svc"
 step "usage" s6-svc
 step "svstat usage" s6-svstat -d "$svc"
 
+# 11. s6-svscanctl controls the scandir only, by any path to it: another
+# dir, or a service dir, has no supervisor (s6: no .s6-svscan/control),
+# and -q there shuts nothing down.
+mkdir "$work/plain"
+ln -s scan "$work/scanlink"
+step "svscanctl -a via a symlink" s6-svscanctl -a "$work/scanlink"
+step "svscanctl -a relative" sh -c 'cd "$1" && s6-svscanctl -a scan' sh "$work"
+step "svscanctl -a plain dir" s6-svscanctl -a "$work/plain"
+step "svscanctl -an service dir" s6-svscanctl -an "$y"
+step "svscanctl -q plain dir" s6-svscanctl -q "$work/plain"
+step "svscanctl -t service dir" s6-svscanctl -t "$y"
+step "svstat -o up,wantedup y after" s6-svstat -o up,wantedup "$y"
+
 kill -TERM "$sup"
 wait "$sup" 2>/dev/null
 exit 0
