@@ -190,7 +190,9 @@ func (d *dynamic) applyDue() {
 func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 	file := filepath.Join(e.Dir, "service.yaml")
 	if e.Err != nil {
-		return nil, fmt.Errorf("%s: %w", file, e.Err)
+		// It names the file at fault already, which may be another
+		// (notification-fd, run, the dir): no prefix of service.yaml.
+		return nil, e.Err
 	}
 	if e.S6 != nil { // an s6 servicedir: root's when root-owned, else its owner's
 		def := s6Service(e.Name, e.Dir, e.S6, e.Trust.User("0"))

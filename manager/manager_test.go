@@ -881,3 +881,58 @@ func s6Gateway(t *testing.T, withLog bool) (f *mt.Fixture, dir string) {
 	}
 	return f, dir
 }
+
+// A scandir dir that is not a service says why, naming the file at fault
+// once: the s6 control file or run file for an s6 dir, service.yaml with
+// its line for a YAML error. Before, every reason began with
+// "<dir>/service.yaml: ", a file an s6 dir does not have, and a refused
+// service.yaml was named twice.
+func TestDirReasonNamesItsFile(t *testing.T) {
+	f := mt.Start(t, "compat: s6-overlay\n", nil)
+	s := f.Scandir
+	for _, tc := range []struct {
+		name  string
+		files map[string]string // name: content; run is executable
+		mode  map[string]os.FileMode
+		want  string
+	}{
+		{"a", map[string]string{"run": "#!/bin/sh\n", "notification-fd": "2\n"}, nil,
+			s + `/a/notification-fd: "2" is not a number in 3..1023`},
+		{"f", map[string]string{"run": "#!/bin/sh\n"}, map[string]os.FileMode{"run": 0o757},
+			"refused: " + s + "/f/run is writable by every user (mode 0757); chmod o-w it"},
+		{"bad6", map[string]string{"service.yaml": "command: [sleep, inf]\n"}, map[string]os.FileMode{"service.yaml": 0o646},
+			"refused: " + s + "/bad6/service.yaml is writable by every user (mode 0646); chmod o-w it"},
+		{"broken", map[string]string{"service.yaml": "command: [x]\nrestart: sometimes\n"}, nil,
+			s + `/broken/service.yaml:2: restart: "sometimes" is not a restart policy (always, on-failure, never)`},
+		{"nope-x", map[string]string{"service.yaml": "template: nope\ninstance: x\n"}, nil,
+			s + `/nope-x/service.yaml: render "nope": no such template`},
+	} {
+		tmp := filepath.Join(s, "."+tc.name)
+		if err := os.Mkdir(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range tc.files {
+			mode := os.FileMode(0o644)
+			if name == "run" {
+				mode = 0o755
+			}
+			if m, ok := tc.mode[name]; ok {
+				mode = m
+			}
+			p := filepath.Join(tmp, name)
+			if err := os.WriteFile(p, []byte(content), mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(p, mode); err != nil { // whatever the umask
+				t.Fatal(err)
+			}
+		}
+		if err := os.Rename(tmp, filepath.Join(s, tc.name)); err != nil {
+			t.Fatal(err)
+		}
+		testprog.WaitFor(t, 5*time.Second, tc.name+" noted", func() bool { st := f.Status(tc.name); return st != nil && st.Reason != "" })
+		if got := f.Status(tc.name).Reason; got != tc.want {
+			t.Errorf("status %s says\n %q\nwant\n %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -94,8 +94,10 @@ type Entry struct {
 	YAML    []byte    // content of service.yaml; nil when Err is set
 	ModTime time.Time // of service.yaml
 	// Err says why service.yaml could not be read (ErrTooLarge,
-	// ErrNotRegular, an I/O error), for the supervisor to show in status;
-	// its text is at most errcap.Max bytes.
+	// ErrNotRegular, an I/O error), why an s6 dir's files could not (a
+	// bad notification-fd...), or why the trust rule refused, for the
+	// supervisor to show in status as it is: its text names the file at
+	// fault, and is at most errcap.Max bytes.
 	Err error
 
 	// sum is a maphash of YAML under the Watcher's seed: what its book
