@@ -22,8 +22,19 @@ type decoder struct {
 	reconcileTemplate *yaml.Node // reconcile.template, checked once every file is read
 }
 
+// newDecoder decodes file keeping the MaxProblems of its lowest lines and
+// counting the others: a service.yaml of the scandir, which the hermes
+// user writes and whose error lives as long as its dir.
 func newDecoder(file string) *decoder {
 	return &decoder{problems: problems{file: file}}
+}
+
+// newRootDecoder decodes file keeping every problem found: root's own
+// configuration (hinit.yaml and its drop-ins, which Load refuses when
+// another user may write them), whose error only ever ends a boot or a
+// check-config.
+func newRootDecoder(file string) *decoder {
+	return &decoder{problems: problems{file: file, all: true}}
 }
 
 // at records a problem about node n; path (e.g. "services.web.restart")

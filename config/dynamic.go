@@ -13,7 +13,7 @@ const refKeys = "template, instance, env, stop_timeout"
 // services: entry but protected), returned as *Service with Source
 // "scandir", or a template reference, returned as *Ref for Config.Render;
 // a reference must render to the dir's own name. Pass name "" to skip the
-// name checks. The error, if any, is an *Error.
+// name checks. The error, if any, is an *Error of at most MaxProblems.
 func ParseService(file string, data []byte, name string) (*Service, *Ref, error) {
 	d := newDecoder(file)
 	if name != "" {

@@ -37,19 +37,21 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
 }
 
-// Error is the problems found in one file, in line order. Parsing goes on
-// after the first problem so that an operator fixes a file in one pass; but
-// a file can hold thousands of problems (64 KiB of unknown keys), and the
-// error lives as long as the broken definition, goes to the log and into
-// every `hsvc status`: so an Error keeps the first MaxProblems (by line),
-// each cut to maxProblemLen, counts the others in More, and its text is
-// about errcap.Max bytes at most.
+// Error is the problems found in one file or more, each file's in line
+// order. Parsing goes on after the first problem so that an operator fixes
+// a file in one pass. Each problem is cut to maxProblemLen. A service.yaml
+// can hold thousands of problems (64 KiB of unknown keys), and its error
+// lives as long as the broken definition, goes to the log and into every
+// `hsvc status`: so its Error keeps the first MaxProblems (by line) and
+// counts the others in More. hinit.yaml and its drop-ins, root's, keep
+// every problem, for check-config to print (All). Error's text is Lines:
+// about errcap.Max bytes at most, whatever the count.
 type Error struct {
 	Problems []Problem
 	More     int // problems found beyond Problems
 }
 
-// MaxProblems is how many problems an Error keeps.
+// MaxProblems is how many problems the Error of a service.yaml keeps.
 const MaxProblems = 16
 
 // maxProblemLen bounds one problem's line ("file:line: msg").
@@ -58,15 +60,28 @@ const maxProblemLen = 512
 // Error joins the lines, one per line.
 func (e *Error) Error() string { return strings.Join(e.Lines(), "\n") }
 
-// Lines returns the problems as "file:line: msg" strings, for `hinit
-// check-config` and log lines: as many as fit in errcap.Max bytes (at least
-// one), then "and N more problems" when some were left out.
+// Lines returns the problems as "file:line: msg" strings, for log lines
+// and status (hinit's boot, a service.yaml): as many as fit in errcap.Max
+// bytes (at least one), then "and N more problems" when some were left
+// out, counting those not kept too.
 func (e *Error) Lines() []string {
+	return e.lines(errcap.Max)
+}
+
+// All returns every problem kept as a "file:line: msg" string, for `hinit
+// check-config`, which a person runs to fix a file in one pass; "and N
+// more problems" follows only when some were not kept (More).
+func (e *Error) All() []string {
+	return e.lines(-1)
+}
+
+// lines is Lines for at most max bytes; max < 0: no bound.
+func (e *Error) lines(max int) []string {
 	var lines []string
 	size := 0
 	for _, p := range e.Problems {
 		l := errcap.Text(p.String(), maxProblemLen)
-		if len(lines) > 0 && size+len(l) > errcap.Max {
+		if max >= 0 && len(lines) > 0 && size+len(l) > max {
 			break
 		}
 		lines = append(lines, l)
@@ -82,9 +97,11 @@ func (e *Error) Lines() []string {
 func (e *Error) Unwrap() error { return ErrInvalid }
 
 // problems collects the problems of one file as decoding goes: the
-// MaxProblems of the lowest lines, and how many others there were.
+// MaxProblems of the lowest lines and how many others there were, or with
+// all every one.
 type problems struct {
 	file string
+	all  bool
 	list []Problem
 	more int
 }
@@ -96,7 +113,7 @@ func (p *problems) add(line int, format string, args ...any) {
 		return
 	}
 	pr := Problem{File: p.file, Line: line, Msg: errcap.Text(fmt.Sprintf(format, args...), maxProblemLen)}
-	if len(p.list) < MaxProblems {
+	if p.all || len(p.list) < MaxProblems {
 		p.list = append(p.list, pr)
 		return
 	}
@@ -108,7 +125,7 @@ func (p *problems) add(line int, format string, args ...any) {
 // keeps reports whether a problem at line would be kept: there is room, or
 // it comes before the last one kept.
 func (p *problems) keeps(line int) bool {
-	return len(p.list) < MaxProblems || line < p.list[p.highest()].Line
+	return p.all || len(p.list) < MaxProblems || line < p.list[p.highest()].Line
 }
 
 // highest is the index of the kept problem of the highest line (the

@@ -53,16 +53,17 @@ func Load(path string) (*Config, error) {
 		c.DropIns = append(c.DropIns, f)
 	}
 	d.checkReconcile(c)
-	var all []Problem
+	all := &Error{}
 	for _, d := range decoders {
 		if err := d.err(); err != nil {
 			var ce *Error
 			errors.As(err, &ce)
-			all = append(all, ce.Problems...)
+			all.Problems = append(all.Problems, ce.Problems...)
+			all.More += ce.More
 		}
 	}
-	if len(all) > 0 {
-		return nil, &Error{Problems: all}
+	if len(all.Problems) > 0 {
+		return nil, all
 	}
 	return c, nil
 }
@@ -135,7 +136,7 @@ func unsafeOwner(path string) string {
 // mergeDropIn decodes drop-in file into its own decoder and adds its
 // services, templates and boot hooks to c; the decoder holds its problems.
 func mergeDropIn(c *Config, file string, seen *names) *decoder {
-	d := newDecoder(file)
+	d := newRootDecoder(file)
 	if why := unsafeOwner(file); why != "" {
 		d.add(0, "refused: it %s", why)
 		return d

@@ -2,10 +2,12 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -131,5 +133,63 @@ func TestLoadDropInRefusals(t *testing.T) {
 	want = "read config: " + main + " is owned by root but writable by its group (chmod g-w " + main + ")"
 	if _, err = Load(path); err == nil || err.Error() != want {
 		t.Errorf("group-writable hinit.yaml: %v, want %q", err, want)
+	}
+}
+
+// TestLoadKeepsEveryProblem: the error of hinit.yaml and its drop-ins
+// holds every problem of every file, for check-config (All); its text
+// (Lines: hinit's boot) stays about errcap.Max bytes and counts the rest
+// right. Before, each file kept 16 problems and Load dropped the count
+// of the others: 22 problems printed 6 lines and "and 12 more problems".
+// A service.yaml still keeps 16, and All counts the others.
+func TestLoadKeepsEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	main, dropIn := filepath.Join(dir, "hinit.yaml"), filepath.Join(dir, DropInDir, "50-x.yaml")
+	if err := os.Mkdir(filepath.Dir(dropIn), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	var want []string
+	const expected = "unknown key (expected one of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env, compat)"
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&b, "k%02d: 1\n", i)
+		want = append(want, fmt.Sprintf("%s:%d: k%02d: %s", main, i, i, expected))
+	}
+	want = append(want,
+		dropIn+":1: x: unknown key (expected one of services, templates, boot)",
+		dropIn+":2: y: unknown key (expected one of services, templates, boot)")
+	if err := os.WriteFile(main, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dropIn, []byte("x: 1\ny: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(main)
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("Load: %v, want an *Error", err)
+	}
+	if got := strings.Join(ce.All(), "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("All:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+	// Lines: as many as fit in errcap.Max (5 or 6 with a temp dir's
+	// path), then the true count of the others.
+	lines := ce.Lines()
+	shown := len(lines) - 1
+	wantLines := append(want[:shown:shown], fmt.Sprintf("and %d more problems", len(want)-shown))
+	if got := strings.Join(lines, "\n"); shown < 1 || got != strings.Join(wantLines, "\n") {
+		t.Errorf("Lines:\n%s\nwant:\n%s", got, strings.Join(wantLines, "\n"))
+	}
+	if n := len(err.Error()); n > 1100 {
+		t.Errorf("error text is %d bytes, want about 1 KiB", n)
+	}
+
+	_, _, err = ParseService("service.yaml", []byte("command: [x]\n"+b.String()), "")
+	if !errors.As(err, &ce) {
+		t.Fatalf("ParseService: %v, want an *Error", err)
+	}
+	all := ce.All()
+	if len(all) != MaxProblems+1 || all[MaxProblems] != "and 4 more problems" {
+		t.Errorf("ParseService's All has %d lines ending %q; want %d and \"and 4 more problems\"", len(all), all[len(all)-1], MaxProblems+1)
 	}
 }

@@ -37,7 +37,7 @@ func Parse(file string, data []byte) (*Config, error) {
 
 // parseMain decodes hinit.yaml without the checks that need the drop-ins.
 func parseMain(file string, data []byte) (*decoder, *Config) {
-	d := newDecoder(file)
+	d := newRootDecoder(file)
 	c := Default()
 	c.File = file
 	if root := d.document(data); root != nil {

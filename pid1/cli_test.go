@@ -2,6 +2,7 @@ package pid1
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"syscall"
 
@@ -161,5 +162,49 @@ func TestLogLevel(t *testing.T) {
 		if got, err := tt.o.logLevel(tt.hinit, tt.bare); err != nil || got != tt.want {
 			t.Errorf("%s: level %v, %v; want %v", tt.name, got, err, tt.want)
 		}
+	}
+}
+
+// check-config prints every problem, for a person to fix the file in one
+// pass; hinit's boot prints about errcap.Max bytes of them (PID 1's output
+// stays bounded) and the true count of the others. Before, both printed
+// 16 at most per file, and the count left out the others: 20 unknown keys
+// gave a few lines and "and 10 more problems" where 14 were left out.
+func TestConfigProblemsAllOrCounted(t *testing.T) {
+	var cfg strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&cfg, "k%02d: 1\n", i)
+	}
+	problems := func(file string) []string {
+		var l []string
+		for i := 1; i <= 20; i++ {
+			l = append(l, fmt.Sprintf("%s:%d: k%02d: unknown key (expected one of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env, compat)", file, i, i))
+		}
+		return l
+	}
+
+	file := filepath.Join(t.TempDir(), "hinit.yaml")
+	if err := os.WriteFile(file, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	want := strings.Join(problems(file), "\n") + "\n"
+	if code := checkConfig([]string{file}, &out, &errb); code != 1 || out.String() != "" || errb.String() != want {
+		t.Errorf("check-config = %d, %q, stderr:\n%s\nwant 1, \"\", stderr:\n%s", code, out.String(), errb.String(), want)
+	}
+
+	p, code := runInit(t, initOpts{config: cfg.String(), noTestEn: true, notPID1: true, args: []string{"true"}})
+	lines := strings.Split(strings.TrimSuffix(p.stderr.String(), "\n"), "\n")
+	shown := len(lines) - 1
+	var wantBoot []string
+	for _, l := range problems(filepath.Join(p.dir, "hinit.yaml"))[:max(shown, 1)] {
+		wantBoot = append(wantBoot, "hinit: "+l)
+	}
+	wantBoot = append(wantBoot, fmt.Sprintf("hinit: and %d more problems", 20-shown))
+	if code != 1 || shown < 1 || p.stderr.String() != strings.Join(wantBoot, "\n")+"\n" {
+		t.Errorf("boot = %d, stderr:\n%s\nwant 1, stderr:\n%s", code, p.stderr, strings.Join(wantBoot, "\n"))
+	}
+	if n := len(p.stderr.String()); n > 1200 {
+		t.Errorf("boot printed %d bytes of problems, want about 1 KiB", n)
 	}
 }

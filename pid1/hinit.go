@@ -380,7 +380,9 @@ func (h *hinit) finish(code int) int {
 	return code
 }
 
-// fatal reports an error that stops the boot, one line per problem.
+// fatal reports an error that stops the boot, one line per problem, about
+// errcap.Max bytes of them (config.Error.Lines): PID 1's output stays
+// bounded however broken hinit.yaml is; hinit check-config prints them all.
 func (h *hinit) fatal(err error) {
 	if ce, ok := err.(*config.Error); ok {
 		for _, l := range ce.Lines() {

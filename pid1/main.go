@@ -174,7 +174,7 @@ func checkConfig(args []string, stdout, stderr io.Writer) int {
 	c, err := config.Load(path)
 	if err != nil {
 		if ce, ok := err.(*config.Error); ok {
-			for _, l := range ce.Lines() {
+			for _, l := range ce.All() { // a person fixing the file: every problem
 				fmt.Fprintln(stderr, l)
 			}
 		} else {
