@@ -161,14 +161,7 @@ func TestStalledStderrKeepsPID1(t *testing.T) {
 		"    backoff: {initial: 10ms, max: 10ms}\n    give_up: {restarts: 1000000, within: 1s}\n    log: {console: false}\n"
 	p := startInit(t, initOpts{config: cfg, broken: w, args: []string{"sleep", "1000"}})
 	testprog.WaitFor(t, 60*time.Second, "a thread of hinit blocked writing to the full pipe", func() bool {
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid))
-		for _, task := range tasks {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", p.cmd.Process.Pid, task.Name()))
-			if strings.Contains(string(b), "pipe_write") {
-				return true
-			}
-		}
-		return false
+		return blockedOnPipe(p.cmd.Process.Pid)
 	})
 	p.signal(syscall.SIGTERM)
 	if code := p.wait(20 * time.Second); code != 128+int(syscall.SIGTERM) {
@@ -210,4 +203,17 @@ func TestBrokenOutputKeepsPID1(t *testing.T) {
 			}
 		})
 	}
+}
+
+// blockedOnPipe reports whether a thread of process pid waits to write to
+// a full pipe.
+func blockedOnPipe(pid int) bool {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", pid, task.Name()))
+		if strings.Contains(string(b), "pipe_write") {
+			return true
+		}
+	}
+	return false
 }

@@ -178,14 +178,7 @@ i=0; while [ $i -lt %d ]; do echo "line $i .....................................
 		if _, err := os.Stat(mainUp); err != nil {
 			return false
 		}
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid))
-		for _, task := range tasks {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/wchan", p.cmd.Process.Pid, task.Name()))
-			if strings.Contains(string(b), "pipe_write") {
-				return true
-			}
-		}
-		return false
+		return blockedOnPipe(p.cmd.Process.Pid)
 	})
 	start := time.Now()
 	p.signal(syscall.SIGTERM)
