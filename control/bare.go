@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Where hinit's configuration is, and the variables that ask a hinit
@@ -53,7 +55,9 @@ func HinitRunning() bool {
 
 // Answering reports whether a hinit owns runtimeDir: one answers at its
 // control socket, or a socket is there that the caller may not connect
-// to. A socket nobody listens on, left by an earlier boot, does not count.
+// to, or whose queue stays full for the probe's second (a busy hinit). A
+// socket nobody listens on (ECONNREFUSED: left by an earlier boot), none,
+// or anything else there does not count.
 // A second hinit started inside a container (an old entrypoint's `tini --
 // /init ...`, a `docker exec ... hinit`) asks, before it would empty that
 // dir and the scandir under the first one's services.
@@ -63,5 +67,6 @@ func Answering(runtimeDir string) bool {
 		conn.Close()
 		return true
 	}
-	return errors.Is(err, fs.ErrPermission)
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EAGAIN) ||
+		errors.Is(err, unix.ETIMEDOUT) || errors.Is(err, unix.EINPROGRESS)
 }

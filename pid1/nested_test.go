@@ -18,13 +18,13 @@ import (
 
 // A hinit started inside a container another hinit supervises (an old
 // entrypoint's `tini -g -- /init CMD`, a `docker exec ... hinit`) runs CMD
-// as tini would, with CMD's exit status, and leaves the first one's
-// runtime dir, scandir and services alone; once the first is gone, the
-// socket it left stops no hinit.
+// as tini would, with CMD's exit status (main.default when there is none),
+// and leaves the first one's runtime dir, scandir and services alone; once
+// the first is gone, the socket it left stops no hinit.
 func TestNestedHinit(t *testing.T) {
 	testprog.ExposeBinary(t)
 	p := startInit(t, initOpts{notPID1: true, args: argv(prog("sleep", "inf")),
-		config: fmt.Sprintf("services:\n  steady: {command: %s}\n", prog("sleep", "inf"))})
+		config: fmt.Sprintf("main: {default: [/bin/sh, -c, 'exit 8']}\nservices:\n  steady: {command: %s}\n", prog("sleep", "inf"))})
 	p.waitOutput("main started", true)
 	publishDir(t, p, "dyn", fmt.Sprintf("command: %s\n", prog("sleep", "inf")), 0, false)
 	testprog.WaitFor(t, 15*time.Second, "steady and dyn up", func() bool {
@@ -32,11 +32,11 @@ func TestNestedHinit(t *testing.T) {
 		s2, _ := p.statusOf("dyn")
 		return s1 == "up" && s2 == "up"
 	})
-	second := func() (int, string) {
+	second := func(args ...string) (int, string) {
 		self := testprog.Command("x")[0]
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, self, "--", "/bin/sh", "-c", "exit 7")
+		cmd := exec.CommandContext(ctx, self, append([]string{"--"}, args...)...)
 		cmd.WaitDelay = time.Second // a child of the second one holding stderr
 		cmd.Env = p.cmd.Env
 		var errb bytes.Buffer
@@ -48,9 +48,13 @@ func TestNestedHinit(t *testing.T) {
 		}
 		return cmd.ProcessState.ExitCode(), errb.String()
 	}
-	code, errOut := second()
+	code, errOut := second("/bin/sh", "-c", "exit 7")
 	if code != 7 || !strings.Contains(errOut, "another hinit supervises this container") {
 		t.Errorf("second hinit: exit %d, stderr %q; want 7 and the notice", code, errOut)
+	}
+	// No command: main.default, as the first one would run it.
+	if code, errOut := second(); code != 8 {
+		t.Errorf("second hinit with no command: exit %d, stderr %q; want main.default's 8", code, errOut)
 	}
 	for _, name := range []string{"steady", "dyn"} {
 		if st, why := p.statusOf(name); st != "up" {
@@ -72,7 +76,7 @@ func TestNestedHinit(t *testing.T) {
 	}
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
-	if code, errOut = second(); code != 7 || strings.Contains(errOut, "another hinit") {
+	if code, errOut = second("/bin/sh", "-c", "exit 7"); code != 7 || strings.Contains(errOut, "another hinit") {
 		t.Errorf("after the first hinit ended: exit %d, stderr %q; want 7 and no notice", code, errOut)
 	}
 }

@@ -82,12 +82,15 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 
 // nested is what a hinit that is not PID 1 runs with when another hinit
 // owns its runtime dir (control.Answering): the bare mode, on the command
-// it was given, leaving that hinit's runtime dir, scandir and services
-// alone. s6-overlay's /init refuses to run when it is not PID 1; hinit
-// runs the command as tini would, so that `tini -g -- /init CMD` (an old
-// entrypoint kept in front of the image's) still runs CMD.
+// it was given and routed as main's (main.default, wrap, always_wrap),
+// leaving that hinit's runtime dir, scandir and services alone.
+// s6-overlay's /init refuses to run when it is not PID 1; hinit runs the
+// command as tini would, so that `tini -g -- /init [CMD]` (an old
+// entrypoint kept in front of the image's) still runs hermes.
 func (s *settings) nested() *settings {
-	return &settings{cfg: config.Default(), shutdownTimeout: s.shutdownTimeout, bare: true}
+	cfg := config.Default()
+	cfg.Main.Default, cfg.Main.Wrap, cfg.Main.AlwaysWrap = s.cfg.Main.Default, s.cfg.Main.Wrap, s.cfg.Main.AlwaysWrap
+	return &settings{cfg: cfg, shutdownTimeout: s.shutdownTimeout, bare: true}
 }
 
 func or(s, def string) string {
