@@ -292,9 +292,10 @@ func TestHsvcInterruptedWait(t *testing.T) {
 }
 
 // hsvc unregister of a service that ignores TERM: without --wait hsvc
-// answers at once and the service is gone (name forgotten, dir removed)
-// within its stop timeout plus a second; with --wait the answer comes when
-// the wait runs out, and the removal still happens. The dirs are root's in
+// answers before the stop ends and the service is gone (name forgotten,
+// dir removed) once its stop timeout has killed it; with --wait the answer
+// comes when the wait runs out, while it is stopping, and the removal
+// still happens. The dirs are root's in
 // a scandir of the image's user: root's request removes them with root's
 // rights.
 func TestUnregisterIgnoringTerm(t *testing.T) {
@@ -317,21 +318,23 @@ func TestUnregisterIgnoringTerm(t *testing.T) {
 		}
 	}
 
-	began := time.Now()
+	// Not waited for: the answer comes before the stop's kill at its 2 s
+	// timeout, which hinit logs (an order, not a time: a loaded machine
+	// slows both sides alike).
 	if code, _, e := p.hsvc(nil, "unregister", "stubborn"); code != 0 {
 		t.Fatalf("unregister: exit %d %s", code, e)
 	}
-	if took := time.Since(began); took > time.Second {
-		t.Errorf("unregister without --wait took %v", took)
+	if strings.Contains(p.stderr.String(), "killing process group svc=stubborn") {
+		t.Errorf("unregister without --wait answered after the stop's kill:\n%s", p.stderr)
 	}
-	testprog.WaitFor(t, 3*time.Second-time.Since(began), "stubborn gone", gone("stubborn"))
+	testprog.WaitFor(t, 15*time.Second, "stubborn gone", gone("stubborn"))
 
-	began = time.Now()
+	// Waited for 500 ms: the answer says the stop still runs.
 	code, _, e := p.hsvc(nil, "unregister", "bounded", "--wait=500ms")
-	if took := time.Since(began); code != 6 || took > 1500*time.Millisecond || !strings.Contains(e, "timed out after 500ms") {
-		t.Errorf("unregister --wait=500ms: exit %d after %v: %s", code, took, e)
+	if code != 6 || !strings.Contains(e, "timed out after 500ms waiting for bounded to stop (it is stopping)") {
+		t.Errorf("unregister --wait=500ms: exit %d: %s", code, e)
 	}
-	testprog.WaitFor(t, 3*time.Second-time.Since(began), "bounded gone", gone("bounded"))
+	testprog.WaitFor(t, 15*time.Second, "bounded gone", gone("bounded"))
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
 }
