@@ -105,13 +105,11 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 // be watched or goes away (ErrScandirGone). Call it once per Watcher.
 func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	in, err := openInotify()
-	if err != nil {
-		close(w.begun)
-		return err
+	if err == nil {
+		defer in.close()
+		err = w.watchScandir(in)
 	}
-	defer in.close()
-	err = w.watchScandir(in)
-	close(w.begun)
+	close(w.begun) // watching, or failed to: Watches answers either way
 	if err != nil {
 		return err
 	}
