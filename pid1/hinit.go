@@ -334,7 +334,13 @@ func (h *hinit) loop() int {
 			begin("main exited", false)
 		case code := <-h.stopRequest:
 			why := "requested"
-			if code >= 0 && explicit < 0 {
+			switch {
+			case code >= 0 && !deadline.IsZero():
+				// What began the shutdown decides the status: a
+				// request, or an essential failure, that comes
+				// during one changes nothing.
+				h.log.Info(fmt.Sprintf("shutdown already under way: exit status %d not taken", code))
+			case code >= 0:
 				explicit = code
 				why = fmt.Sprintf("requested with exit status %d", code)
 			}

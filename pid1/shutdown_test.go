@@ -200,3 +200,27 @@ i=0; while [ $i -lt %d ]; do echo "line $i .....................................
 		t.Errorf("log file has %d of %d burst lines, ends %q: want all of them and bye", n, lines, b[max(0, len(b)-80):])
 	}
 }
+
+// What began the shutdown decides the container's exit status: a shutdown
+// request (hsvc shutdown, or an essential service failing on its own)
+// that comes while a shutdown is already under way changes nothing. Here
+// docker stop's TERM ended main (143); a service that ignores TERM keeps
+// the shutdown going while root asks for 42.
+func TestLaterRequestKeepsStatus(t *testing.T) {
+	cfg := fmt.Sprintf(`services:
+  stubborn:
+    command: %s
+    stop: {timeout: 5s}
+`, prog("ignore-term"))
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}})
+	p.waitOutput("[stubborn] ready", false)
+	p.waitOutput("main started", true)
+	p.signal(syscall.SIGTERM)
+	p.waitOutput("main exited", true)
+	if code, _, e := p.hsvc(nil, "shutdown", "--exit-code", "42"); code != 0 {
+		t.Fatalf("hsvc shutdown during the shutdown: exit %d: %s", code, e)
+	}
+	if code := p.wait(15 * time.Second); code != 143 {
+		t.Errorf("exit %d, want main's 143: the shutdown began with docker stop's TERM", code)
+	}
+}
