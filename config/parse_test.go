@@ -291,9 +291,9 @@ services:
 		name: "bad env",
 		yaml: "env: {\"A=B\": x, OK: [1]}\nservices:\n  web: {command: [w], env: {\"\": x}}\n",
 		want: []string{
-			`hinit.yaml:1: env: "A=B" is not a variable name (no "=", not empty)`,
+			`hinit.yaml:1: env: "A=B" is not a valid environment variable name (expected not empty, no "=", no NUL)`,
 			`hinit.yaml:1: env.OK: expected a string, got a list`,
-			`hinit.yaml:3: services.web.env: "" is not a variable name (no "=", not empty)`,
+			`hinit.yaml:3: services.web.env: "" is not a valid environment variable name (expected not empty, no "=", no NUL)`,
 		},
 	},
 	{

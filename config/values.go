@@ -2,6 +2,7 @@ package config
 
 import (
 	"hinit/signame"
+	"hinit/svcname"
 
 	"fmt"
 	"math"
@@ -184,8 +185,8 @@ func (d *decoder) env(n *yaml.Node, path string) map[string]string {
 	}
 	out := make(map[string]string, len(entries))
 	for _, e := range entries {
-		if e.key == "" || strings.ContainsAny(e.key, "=\x00") {
-			d.at(e.k, path, "%s is not a variable name (no \"=\", not empty)", quote(e.key))
+		if err := svcname.CheckEnv(e.key); err != nil {
+			d.at(e.k, path, "%v", err)
 			continue
 		}
 		out[e.key] = d.str(e.v, join(path, e.key))

@@ -62,9 +62,6 @@ func Dial(path string) (*Client, error) {
 	return c, nil
 }
 
-// Path is the socket path the client talks to.
-func (c *Client) Path() string { return c.path }
-
 // Close releases a connection Dial opened and Do did not use.
 func (c *Client) Close() error {
 	if c.conn == nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"hinit/signame"
@@ -90,8 +89,8 @@ func checkRegister(r *Request) error {
 		return invalidf("register: %v", err)
 	}
 	for k := range r.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return invalidf("register: invalid environment variable name %q", k)
+		if err := svcname.CheckEnv(k); err != nil {
+			return invalidf("register: %v", err)
 		}
 	}
 	return nil

@@ -81,7 +81,7 @@ func checkRef(template, instance string, env map[string]string) error {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for k, v := range env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+		if !svcname.ValidEnv(k) || strings.ContainsRune(v, 0) {
 			return fmt.Errorf("%w: env %q", ErrInvalid, k)
 		}
 	}

@@ -1,8 +1,8 @@
-// Package svcname holds the one rule for the names of services, templates
-// and hermes profiles (SPEC §3, §5), and the messages that explain it. The
-// configuration, the scandir watcher, the control protocol and the boot
-// reconcile all call it, so that they always agree on what a name is and
-// say so in the same words. It is a leaf without dependencies: hsvc links
+// Package svcname holds the one rule for the names of services, templates,
+// hermes profiles (SPEC §3, §5) and environment variables, and the messages
+// that explain it. The configuration, the scandir watcher, the control
+// protocol and the boot reconcile all call it, so that they always agree on
+// what a name is and say so in the same words. It is a leaf without dependencies: hsvc links
 // it too.
 package svcname
 
@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -28,6 +29,7 @@ const (
 const (
 	Rule        = "^[a-z0-9][a-z0-9_.-]*$, at most 251 bytes"
 	ProfileRule = "^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes"
+	EnvRule     = `not empty, no "=", no NUL`
 )
 
 // ErrInvalid matches (errors.Is) every error of the Check functions.
@@ -76,8 +78,14 @@ func Check(name string) error { return check("service", name, Valid(name), Rule)
 // CheckTemplate is Check for a template's name.
 func CheckTemplate(name string) error { return check("template", name, Valid(name), Rule) }
 
-// CheckProfile returns nil for a valid profile name.
-func CheckProfile(name string) error { return check("profile", name, ValidProfile(name), ProfileRule) }
+// ValidEnv reports whether name can be an environment variable's: what
+// execve and the environment dir (a file per variable) can carry.
+func ValidEnv(name string) bool { return name != "" && !strings.ContainsAny(name, "=\x00") }
+
+// CheckEnv returns nil for a valid environment variable name.
+func CheckEnv(name string) error {
+	return check("environment variable", name, ValidEnv(name), EnvRule)
+}
 
 // CheckInstance checks a template instance: the template's name, the
 // instance as a profile name, and the service name they make together.

@@ -62,3 +62,27 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// An environment variable name is whatever execve and a file of the
+// environment dir can carry: not empty, no "=", no NUL; the config, the
+// control protocol and the reconcile's slots all ask CheckEnv.
+func TestCheckEnv(t *testing.T) {
+	for name, want := range map[string]string{
+		"OPENAI_API_KEY": "",
+		"lower.dotted-1": "",
+		"":               `"" is not a valid environment variable name (expected not empty, no "=", no NUL)`,
+		"A=B":            `"A=B" is not a valid environment variable name (expected not empty, no "=", no NUL)`,
+		"A\x00":          `"A\x00" is not a valid environment variable name (expected not empty, no "=", no NUL)`,
+	} {
+		err := CheckEnv(name)
+		if want == "" {
+			if err != nil || !ValidEnv(name) {
+				t.Errorf("CheckEnv(%q) = %v, ValidEnv %v", name, err, ValidEnv(name))
+			}
+			continue
+		}
+		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) || ValidEnv(name) {
+			t.Errorf("CheckEnv(%q) = %v, ValidEnv %v\nwant %s", name, err, ValidEnv(name), want)
+		}
+	}
+}
