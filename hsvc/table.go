@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -111,8 +110,8 @@ func lastExit(e *control.Exit) string {
 			return "signal " + e.Signal
 		}
 		return "SIG" + e.Signal
-	case e.Code > 128 && e.Code <= 128+31:
-		return fmt.Sprintf("%d (%s)", e.Code, signame.Name(syscall.Signal(e.Code-128)))
+	case signame.OfStatus(e.Code) != 0:
+		return fmt.Sprintf("%d (%s)", e.Code, signame.Name(signame.OfStatus(e.Code)))
 	}
 	return strconv.Itoa(e.Code)
 }

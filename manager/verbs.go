@@ -95,9 +95,8 @@ func toControl(st supervise.Status) control.Status {
 		Ready: st.Ready, Restarts: st.Restarts, Reason: st.Reason, Source: string(st.Source),
 		LogPath: st.LogPath, LostLines: st.LostLines, UpSince: st.UpSince}
 	if e := st.LastExit; e != nil {
-		out.LastExit = &control.Exit{Code: e.Code, At: e.At}
+		out.LastExit = &control.Exit{Code: e.Status(), At: e.At}
 		if e.Signal != 0 {
-			out.LastExit.Code = 128 + int(e.Signal)
 			out.LastExit.Signal = signame.Name(e.Signal)
 		}
 	}

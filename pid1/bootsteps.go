@@ -13,6 +13,7 @@ import (
 	"hinit/config"
 	"hinit/contenvd"
 	"hinit/launch"
+	"hinit/signame"
 )
 
 // writeEnvDir writes the boot environment to $HINIT_RUNTIME_DIR/env (SPEC
@@ -162,7 +163,7 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 			syscall.Kill(-pid, syscall.SIGKILL)
 			<-done
 			s := sig.(syscall.Signal)
-			return 128 + int(s), fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
+			return signame.ExitStatus(s), fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
 		}
 	}
 }

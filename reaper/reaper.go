@@ -28,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/childsig"
+	"hinit/signame"
 )
 
 // Status is how a process ended.
@@ -42,7 +43,7 @@ type Status struct {
 // when the process died of signal N.
 func (s Status) ExitStatus() int {
 	if s.Signal != 0 {
-		return 128 + int(s.Signal)
+		return signame.ExitStatus(s.Signal)
 	}
 	return s.Code
 }

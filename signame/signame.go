@@ -57,3 +57,17 @@ func Name(sig syscall.Signal) string {
 	}
 	return strconv.Itoa(int(sig))
 }
+
+// ExitStatus is the exit status that stands for a death by sig, as a
+// shell reports it and as hinit passes it on: 128+N.
+func ExitStatus(sig syscall.Signal) int { return 128 + int(sig) }
+
+// OfStatus is the signal an exit status stands for by that rule, or 0: only
+// 129..159, the signals with names; above those a status is as likely a
+// program's own code.
+func OfStatus(status int) syscall.Signal {
+	if status > 128 && status <= 128+31 {
+		return syscall.Signal(status - 128)
+	}
+	return 0
+}

@@ -48,3 +48,16 @@ func TestParse(t *testing.T) {
 		t.Errorf("Name: %q %q", Name(syscall.SIGTERM), Name(syscall.Signal(40)))
 	}
 }
+
+// 128+N both ways: a death by SIGKILL is 137, and 137 reads back as
+// SIGKILL; 128 and 160 and above stand for no signal.
+func TestExitStatus(t *testing.T) {
+	if got := ExitStatus(syscall.SIGKILL); got != 137 {
+		t.Errorf("ExitStatus(SIGKILL) = %d, want 137", got)
+	}
+	for status, want := range map[int]syscall.Signal{128: 0, 129: syscall.SIGHUP, 143: syscall.SIGTERM, 159: syscall.SIGSYS, 160: 0, 255: 0, 3: 0} {
+		if got := OfStatus(status); got != want {
+			t.Errorf("OfStatus(%d) = %d, want %d", status, got, want)
+		}
+	}
+}

@@ -159,11 +159,7 @@ func (r *runner) essentialFailed(ex *Exit) {
 	if !r.def.Essential || r.deps.Failed == nil {
 		return
 	}
-	status := ex.Code
-	if ex.Signal != 0 {
-		status = 128 + int(ex.Signal)
-	}
-	r.deps.Failed(r.name, status)
+	r.deps.Failed(r.name, ex.Status())
 }
 
 // describeExit says how a run ended: "exit 3" or "killed by SIGKILL".

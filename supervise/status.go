@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"hinit/config"
+	"hinit/signame"
 	"syscall"
 	"time"
 )
@@ -34,6 +35,14 @@ type Exit struct {
 	Code   int            // exit code (when Signal == 0), or the exec failure code 126/127
 	Signal syscall.Signal // signal that killed it, or 0
 	At     time.Time
+}
+
+// Status is the run's exit status: its code, or 128+N for signal N.
+func (e *Exit) Status() int {
+	if e.Signal != 0 {
+		return signame.ExitStatus(e.Signal)
+	}
+	return e.Code
 }
 
 // Failed reports whether the run failed: killed by a signal or exited
