@@ -163,7 +163,7 @@ func run(name string, args []string, asTini bool) int {
 // checkConfig validates a configuration file: exit 0 when it is good, 1
 // with one "file:line: problem" line each when it is not.
 func checkConfig(args []string, stdout, stderr io.Writer) int {
-	path := or(os.Getenv("HINIT_CONFIG"), DefaultConfig)
+	path := or(os.Getenv(control.ConfigEnv), DefaultConfig)
 	if len(args) > 1 {
 		fmt.Fprintln(stderr, "hinit: usage: hinit check-config [FILE]")
 		return 2
@@ -201,7 +201,7 @@ func withContenv(args []string) int {
 		fmt.Fprintln(os.Stderr, "hinit: usage: with-contenv CMD [ARGS...]")
 		return 2
 	}
-	dir := filepath.Join(or(os.Getenv("HINIT_RUNTIME_DIR"), DefaultRuntimeDir), "env")
+	dir := filepath.Join(or(os.Getenv(control.RuntimeDirEnv), DefaultRuntimeDir), "env")
 	env, err := contenvd.Read(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		env, err = launch.ProcessEnv(), nil

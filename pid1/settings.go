@@ -38,9 +38,9 @@ type settings struct {
 // loadSettings reads HINIT_CONFIG (or the default path; a missing file
 // means built-in defaults) and the HINIT_* overrides.
 func loadSettings(getenv func(string) string) (*settings, error) {
-	path := or(getenv("HINIT_CONFIG"), DefaultConfig)
+	path := or(getenv(control.ConfigEnv), DefaultConfig)
 	cfg, err := config.Load(path)
-	missing := errors.Is(err, fs.ErrNotExist) && getenv("HINIT_CONFIG") == ""
+	missing := errors.Is(err, fs.ErrNotExist) && getenv(control.ConfigEnv) == ""
 	if missing {
 		cfg, err = config.Default(), nil
 	}
@@ -49,8 +49,8 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 	}
 	s := &settings{
 		cfg:             cfg,
-		runtimeDir:      or(getenv("HINIT_RUNTIME_DIR"), DefaultRuntimeDir),
-		scandir:         or(getenv("HINIT_SCANDIR"), DefaultScandir),
+		runtimeDir:      or(getenv(control.RuntimeDirEnv), DefaultRuntimeDir),
+		scandir:         or(getenv(control.ScandirEnv), DefaultScandir),
 		shutdownTimeout: DefaultShutdownTimeout,
 		bare:            missing && control.Bare(getenv),
 	}

@@ -163,7 +163,7 @@ func dirID(dir string) (*control.DirID, error) {
 // linked its s6-rc longruns there, and operators' `s6-svc -r
 // /run/service/dashboard` keeps working.
 func (e *env) isStatic(dir string) bool {
-	scandir := os.Getenv("HINIT_SCANDIR")
+	scandir := os.Getenv(control.ScandirEnv)
 	if scandir == "" {
 		scandir = defaultScandir
 	}
