@@ -161,6 +161,20 @@ func TestRestartPolicy(t *testing.T) {
 	}
 }
 
+// no_restart_exit_codes are codes a process exits with: a death by a
+// signal matches none of them, not even its 128+N (137 listed, SIGKILL
+// still restarts), as docs/config.md says.
+func TestNoRestartCodesNeverMatchASignal(t *testing.T) {
+	f := newFixture(t)
+	d := def("svc", "kill-self", "9")
+	d.NoRestartExitCodes = []int{137}
+	d.Backoff.Initial, d.Backoff.Max = time.Hour, time.Hour // hold it in backoff
+	st := waitState(t, f.add(d, true), StateBackoff)
+	if st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || st.LastExit.Status() != 137 {
+		t.Errorf("last exit %+v, want killed by SIGKILL, status 137", st.LastExit)
+	}
+}
+
 // A crash loop backs off by doubling from initial to max, then gives up
 // with its reason kept; a start request brings it back.
 func TestCrashLoopBacksOffThenGivesUp(t *testing.T) {
