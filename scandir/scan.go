@@ -48,9 +48,6 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 		ok = w.update(ctx, out, fresh)
 		return ok
 	})
-	if err != nil {
-		w.log.Error("scandir: cannot list the scandir; rechecked only the services already known", "err", err)
-	}
 	if !ok {
 		return false
 	}
@@ -58,6 +55,18 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	w.overSaid = false
 	w.scanEnd, w.rescanAt = time.Now(), time.Time{}
 	w.scanCost = w.scanEnd.Sub(w.lastScan)
+	switch {
+	case err == nil:
+		w.listGap = 0
+	case transient(err):
+		// What only a listing finds (names an overflow lost) must not
+		// wait for the safety rescan: list again soon, as a look is.
+		w.listGap = min(max(2*w.listGap, minRetryGap), maxRetryGap)
+		w.rescanAt = w.scanEnd.Add(w.listGap)
+		w.log.Warn("scandir: cannot list the scandir now; rechecked only the services already known, rescanning", "in", w.listGap, "err", err)
+	default:
+		w.log.Error("scandir: cannot list the scandir; rechecked only the services already known", "err", err)
+	}
 	return true
 }
 

@@ -3,7 +3,6 @@ package scandir
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 
@@ -48,41 +47,37 @@ func TestTransientReadRetried(t *testing.T) {
 	}
 }
 
-// exhaustDescriptors lowers this process's descriptor limit to what is
-// open and fills the gaps below it, so that every open fails with EMFILE
-// until the returned func gives them back.
+// A rescan that cannot list the scandir for want of a descriptor lists it
+// again within seconds: the names an inotify overflow lost are found only
+// by a listing, and waited for the safety rescan (5 minutes) before.
+func TestTransientListingRescanned(t *testing.T) {
+	overflowWith(t, func(w *Watcher) { w.OverflowGap = 0 }, func(h *harness) {
+		restore := exhaustDescriptors(t)
+		go h.consume()
+		if !tryPoll(func() bool { return h.logs.count("cannot list the scandir") > 0 }) {
+			t.Errorf("no failed listing while descriptors were short; logs:\n%s", h.logs.String())
+		}
+		restore()
+	})
+}
+
+// exhaustDescriptors lowers this process's descriptor limit to 0, so that
+// every open fails with EMFILE until the returned func gives the limit
+// back. The descriptors open stay usable, and one closed meanwhile frees
+// no slot an open could take (a slot must be below the limit).
 func exhaustDescriptors(t *testing.T) func() {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	must(t, err)
-	top := 0
-	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil && n > top {
-			top = n
-		}
-	}
 	var old syscall.Rlimit
 	must(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
 	low := old
-	low.Cur = uint64(top + 1)
+	low.Cur = 0
 	must(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
-	var held []int
-	for {
-		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			break
-		}
-		held = append(held, fd)
-	}
 	done := false
 	give := func() {
 		if done {
 			return
 		}
 		done = true
-		for _, fd := range held {
-			unix.Close(fd)
-		}
 		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
 	}
 	t.Cleanup(give)

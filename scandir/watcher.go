@@ -70,13 +70,16 @@ type Watcher struct {
 	lastScan   time.Time
 	scanEnd    time.Time     // when the last rescan ended
 	scanCost   time.Duration // how long it took
-	rescanAt   time.Time     // an overflow's rescan, put off until then; zero: none due
+	rescanAt   time.Time     // an overflow's rescan put off, or a failed listing's again; zero: none due
 	// again are the names a look could not read for want of a resource
 	// (transient: EMFILE, ENOMEM...), left as they were, to be read again
 	// at retryAt; retryGap doubles while the want lasts.
 	again    map[string]bool
 	retryAt  time.Time
 	retryGap time.Duration
+	// listGap is the wait before a rescan whose listing failed for want
+	// of a resource is done again (rescanAt); it doubles as retryGap does.
+	listGap time.Duration
 }
 
 // New returns a Watcher of dir that accepts at most max services (SPEC

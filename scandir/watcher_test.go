@@ -331,7 +331,7 @@ func TestServicesMax(t *testing.T) {
 // TestOverflowRescanConverges forces a real IN_Q_OVERFLOW (overflowWith);
 // the changes lost with it are found by the rescan.
 func TestOverflowRescanConverges(t *testing.T) {
-	overflowWith(t, func(w *Watcher) { w.OverflowGap = 0 })
+	overflowWith(t, func(w *Watcher) { w.OverflowGap = 0 }, nil)
 }
 
 // TestOverflowRescansAreSpaced: an overflow right after a rescan is
@@ -340,7 +340,7 @@ func TestOverflowRescanConverges(t *testing.T) {
 // with it are found then.
 func TestOverflowRescansAreSpaced(t *testing.T) {
 	const gap = 5 * time.Second
-	h, synced, flooded, converged := overflowWith(t, func(w *Watcher) { w.OverflowGap = gap })
+	h, synced, flooded, converged := overflowWith(t, func(w *Watcher) { w.OverflowGap = gap }, nil)
 	if flooded.Sub(synced) > gap/2 {
 		t.Skipf("SKIPPED LOUDLY: the flood took %v, too close to the %v gap on this loaded machine", flooded.Sub(synced), gap)
 	}
@@ -357,10 +357,11 @@ func TestOverflowRescansAreSpaced(t *testing.T) {
 // the consumer stops receiving, so the Watcher blocks on a send and stops
 // reading, and the test queues far more events than
 // fs.inotify.max_queued_events. Changes made while the queue is full are
-// lost by the kernel; only a rescan finds them. It returns when the Watcher
-// has converged, with the times the first scan's Synced was received, the
-// flood was done and the convergence seen.
-func overflowWith(t *testing.T, setup func(*Watcher)) (h *harness, synced, flooded, converged time.Time) {
+// lost by the kernel; only a rescan finds them. resume, when not nil,
+// starts the consumer again (go h.consume()) in its own way. It returns
+// when the Watcher has converged, with the times the first scan's Synced
+// was received, the flood was done and the convergence seen.
+func overflowWith(t *testing.T, setup func(*Watcher), resume func(*harness)) (h *harness, synced, flooded, converged time.Time) {
 	dir := t.TempDir()
 	mkService(t, dir, "flood")
 	mkService(t, dir, "keep")
@@ -391,7 +392,11 @@ func overflowWith(t *testing.T, setup func(*Watcher)) (h *harness, synced, flood
 	must(t, os.WriteFile(filepath.Join(dir, "keep", "down"), nil, 0o644))
 	h.install("late", yamlA)
 	flooded = time.Now()
-	go h.consume()
+	if resume != nil {
+		resume(h)
+	} else {
+		go h.consume()
+	}
 	h.waitFor("convergence", func() bool {
 		return h.state["blocker"].Entry != nil && h.state["late"].Entry != nil &&
 			h.state["leave"].Entry == nil && h.state["keep"].Entry != nil && h.state["keep"].Entry.Down
