@@ -90,6 +90,7 @@ type hinit struct {
 	wroteEnv     map[string]string                 // what writeEnvDir wrote
 	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
+	ttyModes     *unix.Termios                     // with a terminal: its modes when hinit started, put back when main exits
 	exitBy       time.Time                         // once the shutdown begins: its deadline and shutdownMargin, when hinit must be gone
 }
 
@@ -322,6 +323,7 @@ func (h *hinit) loop() int {
 			mainDone = nil
 			h.mainStatus = &st
 			close(h.mainGone)
+			h.restoreTerminal()
 			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
 			if h.set.bare && (h.alone() || !h.isPID1) {

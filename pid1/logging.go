@@ -89,6 +89,9 @@ func writeAttr(b *strings.Builder, a slog.Attr) {
 func (h *hinit) setupOutput() {
 	level, err := h.opts.logLevel(os.Getenv("HINIT_LOG_LEVEL"), h.set.bare)
 	h.tty = isControllingTerminal(0)
+	if h.tty {
+		h.ttyModes = terminalModes(0)
+	}
 	h.errOut = svclog.NewStream(os.Stderr)
 	h.stderr = h.errOut
 	h.errGate = newGate(h.errOut, isTerminal(2), true)

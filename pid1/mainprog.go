@@ -200,6 +200,29 @@ func waitForSize(fd int, max time.Duration) {
 	}
 }
 
+// restoreTerminal puts back the terminal modes hinit found, once main has
+// exited: a TUI killed in raw mode leaves no echo and no \r before \n, and
+// hinit's held-back lines would run down the screen as a staircase. A
+// shell does the same for a job killed in the foreground. hinit ignores
+// SIGTTOU, so this works from outside the foreground group.
+func (h *hinit) restoreTerminal() {
+	if h.ttyModes == nil {
+		return
+	}
+	if err := unix.IoctlSetTermios(0, unix.TCSETS, h.ttyModes); err != nil {
+		h.log.Debug("terminal modes not restored", "err", err)
+	}
+}
+
+// terminalModes are the modes of the terminal on fd, nil when it has none.
+func terminalModes(fd int) *unix.Termios {
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
 // isTerminal reports whether fd is a terminal.
 func isTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)

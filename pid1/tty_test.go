@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
 	"hinit/internal/testprog"
 )
 
@@ -157,5 +159,51 @@ func TestTerminalThatIsNotControlling(t *testing.T) {
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 5 {
 		t.Errorf("exit %d, want main's 5\n%s", code, out.String())
+	}
+}
+
+// A main that leaves the terminal in raw mode (a TUI killed before it could
+// restore it) does not leave it so: once main is gone hinit puts back the
+// modes it found, before the lines it held back reach the terminal, which
+// would otherwise run down the screen as a staircase (no \r without OPOST).
+// Before, the modes stayed raw and hinit's released lines came out as
+// "\nhinit: ...": seen with `docker run -it` and a read-only /run, or
+// `hinit -v`.
+func TestTerminalModesAfterMain(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	before, err := unix.IoctlGetTermios(int(ptmx.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out testprog.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }()
+	p := startInit(t, initOpts{bare: true, tty: tty, env: []string{"HINIT_LOG_LEVEL=info"},
+		args: []string{"/bin/sh", "-c", "stty raw -echo && printf 'RAW\\n' && kill -9 $$"}})
+	tty.Close()
+	if code := p.wait(15 * time.Second); code != 137 {
+		t.Fatalf("exit %d, want 137 (main killed)", code)
+	}
+	<-copied // the slave is closed everywhere: EIO after the last byte
+	after, err := unix.IoctlGetTermios(int(ptmx.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *after != *before {
+		t.Errorf("terminal modes after main: lflag %#o oflag %#o, want the ones hinit found: lflag %#o oflag %#o",
+			after.Lflag, after.Oflag, before.Lflag, before.Oflag)
+	}
+	s := out.String()
+	held, ok := strings.CutPrefix(s, "RAW\n")
+	if !ok {
+		t.Fatalf("the terminal: %q, want main's RAW (raw mode: no \\r) first", s)
+	}
+	if !strings.Contains(held, "hinit: main exited") || strings.Count(held, "\n") != strings.Count(held, "\r\n") {
+		t.Errorf("hinit's lines after main: %q, want them with the terminal's own modes (\\r\\n)", held)
 	}
 }
