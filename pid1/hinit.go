@@ -91,6 +91,7 @@ type hinit struct {
 	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
 	ttyModes     *unix.Termios                     // with a terminal: its modes when hinit started, put back when main exits
+	lent         []lentFD                          // terminals main's user owns while main runs
 	exitBy       time.Time                         // once the shutdown begins: its deadline and shutdownMargin, when hinit must be gone
 }
 

@@ -55,7 +55,8 @@ func routeMain(m config.Main, args []string, env map[string]string) []string {
 // and LOGNAME of main's user, then main.env (package launch's precedence:
 // main.env wins). With a terminal on stdin, main gets its own process
 // group made the terminal's foreground group; without one it still gets
-// its own group so that shutdown can kill all of it.
+// its own group so that shutdown can kill all of it. Main's user owns
+// main's terminal while main runs (lendTerminal).
 func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc, error) {
 	own := make(map[string]string, len(h.set.cfg.Main.Env))
 	for k, v := range h.set.cfg.Main.Env {
@@ -75,6 +76,9 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if err != nil {
 		return nil, err
 	}
+	if acct != nil {
+		h.lent = lendTerminal(acct.UID)
+	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	if errors.Is(err, syscall.ENOEXEC) && isScript(inDir(cmd.Attr.Dir, cmd.Path)) {
 		// execvp's rule, and so tini's: a text file the kernel cannot
@@ -89,6 +93,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		// no /bin/sh to run it: main's own error says what is wrong
 	}
 	if err != nil {
+		h.giveBackTerminal()
 		return nil, prog.StartError(cmd, err)
 	}
 	return &mainProc{argv: argv, pid: pid, done: done}, nil
@@ -200,18 +205,57 @@ func waitForSize(fd int, max time.Duration) {
 	}
 }
 
-// restoreTerminal puts back the terminal modes hinit found, once main has
-// exited: a TUI killed in raw mode leaves no echo and no \r before \n, and
-// hinit's held-back lines would run down the screen as a staircase. A
-// shell does the same for a job killed in the foreground. hinit ignores
-// SIGTTOU, so this works from outside the foreground group.
+// restoreTerminal puts back the terminal as hinit found it, once main has
+// exited: its owner (giveBackTerminal) and its modes. A TUI killed in raw
+// mode leaves no echo and no \r before \n, and hinit's held-back lines
+// would run down the screen as a staircase; a shell does the same for a
+// job killed in the foreground. hinit ignores SIGTTOU, so this works from
+// outside the foreground group.
 func (h *hinit) restoreTerminal() {
+	h.giveBackTerminal()
 	if h.ttyModes == nil {
 		return
 	}
 	if err := unix.IoctlSetTermios(0, unix.TCSETS, h.ttyModes); err != nil {
 		h.log.Debug("terminal modes not restored", "err", err)
 	}
+}
+
+// lentFD is a terminal on one of main's fds whose owner was uid before
+// main's user was made its owner.
+type lentFD struct{ fd, uid int }
+
+// lendTerminal makes uid, main's user, the owner of the terminals on fds
+// 0-2 (group and mode kept), as runc does for `docker run -u USER -it` and
+// login(1) for a session: a program opens its own terminal by name
+// (/dev/stdout, /dev/stderr, ttyname: `tee /dev/stderr`, gpg's pinentry),
+// and the device's permission decides. A terminal that cannot be chowned
+// (read-only /dev, an owner outside a user namespace) is left as it is,
+// as runc leaves it. It returns what giveBackTerminal undoes.
+func lendTerminal(uid int) []lentFD {
+	var lent []lentFD
+	for fd := 0; fd <= 2; fd++ {
+		var st unix.Stat_t
+		if !isTerminal(fd) || unix.Fstat(fd, &st) != nil || int(st.Uid) == uid {
+			continue
+		}
+		if unix.Fchown(fd, uid, -1) == nil {
+			lent = append(lent, lentFD{fd, int(st.Uid)})
+		}
+	}
+	return lent
+}
+
+// giveBackTerminal gives the terminals lendTerminal lent to main's user
+// back to their owners: after main, the terminal is not the user's (a
+// nested hinit in someone's own terminal).
+func (h *hinit) giveBackTerminal() {
+	for _, l := range h.lent {
+		if err := unix.Fchown(l.fd, l.uid, -1); err != nil {
+			h.log.Debug("terminal owner not given back", "fd", l.fd, "err", err)
+		}
+	}
+	h.lent = nil
 }
 
 // terminalModes are the modes of the terminal on fd, nil when it has none.

@@ -207,3 +207,44 @@ func TestTerminalModesAfterMain(t *testing.T) {
 		t.Errorf("hinit's lines after main: %q, want them with the terminal's own modes (\\r\\n)", held)
 	}
 }
+
+// Main that runs as the image's user can open its own terminal by name
+// (/dev/stdout, /dev/stderr, ttyname: gpg's pinentry, `tee /dev/stderr`),
+// as under `docker run -u hermes -it`, where runc makes the user the
+// terminal's owner: hinit does the same for main's user while main runs
+// and gives the terminal back to its owner after. Before, the terminal
+// stayed root's (crw--w---- root tty): "sh: can't create /dev/stdout:
+// Permission denied" in `docker run -it IMAGE sh`.
+func TestTerminalOwnedByMainsUser(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	before, err := os.Stat(tty.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out testprog.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }()
+	id := testprog.UnusedUID(t)
+	p := startInit(t, initOpts{config: fmt.Sprintf("user: \"%d:%d\"\n", id, id), tty: tty,
+		args: []string{"/bin/sh", "-c", "printf 'opened\\n' >/dev/stdout && printf 'by name\\n' >$(tty)"}})
+	tty.Close()
+	code := p.wait(15 * time.Second)
+	<-copied
+	if s := out.String(); code != 0 || s != "opened\r\nby name\r\n" {
+		t.Errorf("main as uid %d: exit %d, terminal %q; want 0, \"opened\\r\\nby name\\r\\n\"", id, code, s)
+	}
+	after, err := os.Stat(tty.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bst, ast := before.Sys().(*syscall.Stat_t), after.Sys().(*syscall.Stat_t)
+	if ast.Uid != bst.Uid || ast.Gid != bst.Gid || after.Mode() != before.Mode() {
+		t.Errorf("terminal after main: %v %d:%d, want it back as hinit found it: %v %d:%d",
+			after.Mode(), ast.Uid, ast.Gid, before.Mode(), bst.Uid, bst.Gid)
+	}
+}
