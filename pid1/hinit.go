@@ -325,6 +325,7 @@ func (h *hinit) loop() int {
 			h.mainStatus = &st
 			close(h.mainGone)
 			h.restoreTerminal()
+			h.logToStderrAgain()
 			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
 			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
 			if h.set.bare && (h.alone() || !h.isPID1) {

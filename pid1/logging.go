@@ -107,6 +107,16 @@ func (h *hinit) setupOutput() {
 	}
 }
 
+// logToStderrAgain sends hinit's lines to stderr again once main has
+// exited, the terminal being nobody's then (docs/image.md), and on to
+// hinit.log, which keeps the whole session: the shutdown's lines reach
+// the user and docker logs, where hinit.log goes with the container.
+func (h *hinit) logToStderrAgain() {
+	if h.ttyLog != nil {
+		h.logh.setOutput(io.MultiWriter(h.errGate, h.ttyLog))
+	}
+}
+
 // parseLevel reads HINIT_LOG_LEVEL: debug, info (default), warn or error.
 func parseLevel(s string) (slog.Level, error) {
 	var l slog.Level

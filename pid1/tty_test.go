@@ -31,7 +31,8 @@ func TestTTYPassthrough(t *testing.T) {
 	defer ptmx.Close()
 	cfg := fmt.Sprintf("services:\n  chatty: {command: %s}\n", prog("echo", "5", "service-line"))
 	var out testprog.Buffer
-	go io.Copy(&out, ptmx)
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }()
 	p := startInit(t, initOpts{config: cfg, tty: tty, env: []string{"TERM=xterm-256color"}, args: argv(prog("tty"))})
 	tty.Close()
 	// Docker sets the real size some 20 ms after the start.
@@ -53,9 +54,28 @@ func TestTTYPassthrough(t *testing.T) {
 	if code := p.wait(10 * time.Second); code != 130 {
 		t.Errorf("Ctrl-C: exit %d, want 130", code)
 	}
-	if s := out.String(); strings.Contains(s, "service-line") || strings.Contains(s, "hinit:") {
+	<-copied
+	if s := splitAtMainExit(t, out.String()); strings.Contains(s, "service-line") || strings.Contains(s, "hinit:") {
 		t.Errorf("something but main wrote to the terminal:\n%s", s)
 	}
+}
+
+// splitAtMainExit returns what reached a terminal before hinit's "main
+// exited" line, main's part. It fails the test unless everything from that
+// line on is hinit's own lines, which come back once main has exited.
+func splitAtMainExit(t *testing.T, s string) string {
+	t.Helper()
+	i := strings.Index(s, "hinit: main exited ")
+	if i < 0 {
+		t.Errorf("no \"main exited\" line on the terminal after main: %q", s)
+		return s
+	}
+	for _, l := range strings.SplitAfter(s[i:], "\r\n") {
+		if l != "" && (!strings.HasPrefix(l, "hinit: ") || !strings.HasSuffix(l, "\r\n")) {
+			t.Errorf("after main, a line that is not hinit's: %q in %q", l, s)
+		}
+	}
+	return s[:i]
 }
 
 // The terminal belongs to main (SPEC §7): while a TUI-like main holds the
@@ -235,7 +255,7 @@ func TestTerminalOwnedByMainsUser(t *testing.T) {
 	tty.Close()
 	code := p.wait(15 * time.Second)
 	<-copied
-	if s := out.String(); code != 0 || s != "opened\r\nby name\r\n" {
+	if s := splitAtMainExit(t, out.String()); code != 0 || s != "opened\r\nby name\r\n" {
 		t.Errorf("main as uid %d: exit %d, terminal %q; want 0, \"opened\\r\\nby name\\r\\n\"", id, code, s)
 	}
 	after, err := os.Stat(tty.Name())
@@ -246,5 +266,43 @@ func TestTerminalOwnedByMainsUser(t *testing.T) {
 	if ast.Uid != bst.Uid || ast.Gid != bst.Gid || after.Mode() != before.Mode() {
 		t.Errorf("terminal after main: %v %d:%d, want it back as hinit found it: %v %d:%d",
 			after.Mode(), ast.Uid, ast.Gid, before.Mode(), bst.Uid, bst.Gid)
+	}
+}
+
+// Once main has exited, hinit's own lines go back to stderr, the terminal
+// here (docs/image.md: "without a terminal, and after main exits"), and
+// stay in hinit.log too: the shutdown's lines (a service killed at its
+// deadline, "shutdown complete") reach the user and `docker logs`. Before,
+// with a runtime dir they went to hinit.log only, which `docker run --rm`
+// throws away with the container; only hinit without a runtime dir wrote
+// them to the terminal after main. The boot's lines stay in hinit.log.
+func TestHinitLinesAfterMain(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	var out testprog.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }()
+	p := startInit(t, initOpts{config: "services:\n  idle: {command: " + prog("sleep", "inf") + "}\n", tty: tty,
+		args: []string{"/bin/sh", "-c", "printf 'MAIN\\n'"}})
+	tty.Close()
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	<-copied
+	s := out.String()
+	after, ok := strings.CutPrefix(s, "MAIN\r\n")
+	if !ok || !strings.HasPrefix(after, "hinit: main exited pid=") || !strings.HasSuffix(after, "hinit: shutdown complete\r\n") {
+		t.Errorf("the terminal: %q, want MAIN, then hinit's lines from \"main exited\" to \"shutdown complete\"", s)
+	}
+	b, err := os.ReadFile(filepath.Join(p.dir, "run", "hinit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log := string(b); !strings.Contains(log, "hinit: main started") || !strings.HasSuffix(log, "hinit: shutdown complete\n") {
+		t.Errorf("hinit.log: %q, want the whole session's lines", log)
 	}
 }

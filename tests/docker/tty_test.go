@@ -16,11 +16,15 @@ import (
 
 // screen collects what a program writes to a pty.
 type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	done chan struct{} // closed once the pty has nothing more to read
 }
 
+func newScreen() *screen { return &screen{done: make(chan struct{})} }
+
 func (s *screen) copyFrom(r io.Reader) {
+	defer close(s.done)
 	b := make([]byte, 4096)
 	for {
 		n, err := r.Read(b)
@@ -61,7 +65,7 @@ func TestTTY(t *testing.T) {
 		t.Fatalf("start docker run -it under a pty: %v", err)
 	}
 	defer ptmx.Close()
-	scr := &screen{}
+	scr := newScreen()
 	go scr.copyFrom(ptmx)
 	waitScreen := func(s string) {
 		t.Helper()
@@ -97,16 +101,32 @@ func TestTTY(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("docker run -it after Ctrl-C: %v, want exit status 130", err)
 	}
+	select {
+	case <-scr.done: // docker run is gone: the pty has given all it had
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pty still open 10 s after docker run exited")
+	}
 	checkOnlyMain(t, scr.String())
 }
 
-// checkOnlyMain fails unless every line on the screen is the TUI's own.
+// checkOnlyMain fails unless every line on the screen is the TUI's own
+// until hinit's "main exited" line, and hinit's own from there on: they
+// come back to the terminal once main has exited.
 func checkOnlyMain(t *testing.T, screen string) {
 	t.Helper()
-	for _, l := range strings.Split(ansi.ReplaceAllString(screen, ""), "\n") {
+	during, after, ok := strings.Cut(ansi.ReplaceAllString(screen, ""), "hinit: main exited ")
+	if !ok {
+		t.Errorf("no \"hinit: main exited\" line after main; whole screen: %q", screen)
+	}
+	for _, l := range strings.Split(during, "\n") {
 		l = strings.TrimSpace(l)
 		if l != "" && !strings.HasPrefix(l, "fake-tui ") {
 			t.Errorf("something other than main wrote to the terminal: %q\nwhole screen: %q", l, screen)
+		}
+	}
+	for _, l := range strings.Split(after, "\n")[1:] {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "hinit: ") {
+			t.Errorf("after main, a line that is not hinit's: %q\nwhole screen: %q", l, screen)
 		}
 	}
 }
