@@ -135,33 +135,34 @@ func execIn(st State, path string, argv, env []string) syscall.Errno {
 	return syscall.EINVAL
 }
 
-// ttySignals are the two signals hinit ignores itself, as a PID 1 must
-// (a terminal's background reads and writes would stop it otherwise).
-var ttySignals = [2]syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU}
+// ttySignals are the terminal's stop signals, which hinit ignores itself,
+// as a PID 1 must: a terminal's background reads and writes, or a Ctrl-Z
+// while hinit's group has the foreground (its boot), would stop it.
+var ttySignals = [3]syscall.Signal{syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
 
-// SetTTY gives SIGTTIN and SIGTTOU the dispositions a child that ignores
+// SetTTY gives SIGTSTP, SIGTTIN and SIGTTOU the dispositions a child that ignores
 // ignored starts with (ignored or default) for the fork that follows, and
 // returns what puts back the ones it replaced, right after it: a signal
 // ignored stays ignored across fork and exec, and one hinit ignores but
 // the child must not would otherwise stay so. It talks to the kernel
 // directly: os/signal would hand each change to its own locked thread and
 // wait for it, several thread switches per start, which a thousand
-// services at boot pay a thousand times. Go's own view of the two signals
+// services at boot pay a thousand times. Go's own view of the signals
 // (ignored, no handler: the fork leaves them as set here) is put back
 // exactly, and the runtime installs no handler for them meanwhile. As PID
 // 1 the kernel drops a default-action signal to the namespace's init
 // anyway, so the window cannot stop hinit; as a subreaper it lasts one
 // fork.
 func SetTTY(ignored Set) (restore func(), err error) {
-	var old [2]sigaction
+	var old [len(ttySignals)]sigaction
 	for i, s := range ttySignals {
 		var act sigaction // SIG_DFL
 		if ignored.Has(s) {
 			act.handler = sigIgn
 		}
 		if e := rtSigaction(s, &act, &old[i]); e != 0 {
-			if i == 1 {
-				rtSigaction(ttySignals[0], &old[0], nil)
+			for j := range i {
+				rtSigaction(ttySignals[j], &old[j], nil)
 			}
 			return nil, e
 		}

@@ -20,11 +20,11 @@ func execIn(State, string, []string, []string) syscall.Errno {
 
 var ttyNotes = make(chan os.Signal, 1)
 
-// SetTTY makes SIGTTIN and SIGTTOU default in a child forked before
-// restore by catching them (a caught signal is reset by exec), and restore
-// ignores them again, as hinit does: the kernel's struct sigaction is not
-// written here, so a child never inherits the two ignored.
+// SetTTY makes SIGTSTP, SIGTTIN and SIGTTOU default in a child forked
+// before restore by catching them (a caught signal is reset by exec), and
+// restore ignores them again, as hinit does: the kernel's struct sigaction
+// is not written here, so a child never inherits the three ignored.
 func SetTTY(Set) (restore func(), err error) {
-	signal.Notify(ttyNotes, syscall.SIGTTIN, syscall.SIGTTOU)
-	return func() { signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU) }, nil
+	signal.Notify(ttyNotes, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	return func() { signal.Ignore(syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU) }, nil
 }

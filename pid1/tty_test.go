@@ -21,7 +21,7 @@ import (
 // the terminal's foreground group, sees the real size even though the
 // terminal starts at 0x0 (as with docker run -it), gets every resize,
 // TERM unchanged, and Ctrl-C ends the container with 130. PID 1 ignores
-// SIGTTIN/SIGTTOU but main does not inherit that. Services never write to
+// SIGTSTP/SIGTTIN/SIGTTOU but main does not inherit that. Services never write to
 // the terminal, and neither does hinit.
 func TestTTYPassthrough(t *testing.T) {
 	ptmx, tty, err := pty.Open()
@@ -45,7 +45,7 @@ func TestTTYPassthrough(t *testing.T) {
 		})
 	}
 	waitFor("foreground=true size=120x40 TERM=xterm-256color")
-	waitFor("ignored-self=none ignored-pid1=SIGTTIN,SIGTTOU")
+	waitFor("ignored-self=none ignored-pid1=SIGTSTP,SIGTTIN,SIGTTOU")
 	pty.Setsize(ptmx, &pty.Winsize{Cols: 100, Rows: 30})
 	waitFor("resized 100x30")
 	pty.Setsize(ptmx, &pty.Winsize{Cols: 90, Rows: 20})
@@ -304,5 +304,61 @@ func TestHinitLinesAfterMain(t *testing.T) {
 	}
 	if log := string(b); !strings.Contains(log, "hinit: main started") || !strings.HasSuffix(log, "hinit: shutdown complete\n") {
 		t.Errorf("hinit.log: %q, want the whole session's lines", log)
+	}
+}
+
+// Ctrl-Z while hinit still has the terminal's foreground (its boot, before
+// main is started) does not stop hinit when it is not PID 1, where the
+// kernel's protection of a namespace's init does not apply: `docker run
+// --init -it`, whose tini makes hinit's group the foreground, or a shell
+// with job control. hinit ignores SIGTSTP as it ignores SIGTTIN and
+// SIGTTOU (catatonit does; tini never stops either: it blocks every
+// signal it forwards); main starts with the disposition hinit inherited.
+// Before, hinit stopped in the middle of its boot, main never started and
+// the container hung until a SIGCONT.
+func TestCtrlZDuringBoot(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	var out testprog.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }()
+	dir := testprog.PublicDir(t)
+	fifo := filepath.Join(dir, "go-on")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	release := func() { // never blocks: O_RDWR opens a fifo without a reader
+		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+			f.WriteString("go\n")
+			f.Close()
+		}
+	}
+	defer release()
+	hook := fmt.Sprintf("echo >%s/in-hook; read x <%s", dir, fifo)
+	cfg := fmt.Sprintf("boot:\n  - {name: wait, command: [/bin/sh, -c, %q]}\n", hook)
+	// A job-control shell puts hinit in a group of its own, the
+	// terminal's foreground, in the shell's session: the group is not
+	// orphaned, so a stop signal from the terminal stops it.
+	p := startInit(t, initOpts{config: cfg, tty: tty, notPID1: true,
+		wrap: []string{"/bin/sh", "-c", `set -m; "$@"; rc=$?; [ $rc -gt 128 ] && kill -9 %1; printf 'rc=%s\n' $rc`, "sh"},
+		args: []string{"/bin/sh", "-c", "printf 'MAIN\\n'; exit 7"}})
+	tty.Close()
+	testprog.WaitFor(t, 15*time.Second, "the boot hook to run", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "in-hook"))
+		return err == nil
+	})
+	ptmx.Write([]byte{0x1a}) // Ctrl-Z
+	testprog.WaitFor(t, 5*time.Second, "^Z echoed: the terminal has sent SIGTSTP", func() bool {
+		return strings.Contains(out.String(), "^Z")
+	})
+	release()
+	p.wait(15 * time.Second)
+	<-copied
+	if s := out.String(); !strings.Contains(s, "MAIN\r\n") || !strings.HasSuffix(s, "rc=7\r\n") {
+		t.Errorf("the terminal: %q; want main's MAIN and hinit's exit 7 (rc=148: hinit was stopped)", s)
 	}
 }

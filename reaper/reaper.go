@@ -58,7 +58,7 @@ type Reaper struct {
 	mu         sync.Mutex
 	waiting    map[int]chan Status // pid -> where its status goes, guarded by mu
 	idle       chan struct{}       // closed while we have no children at all, guarded by mu
-	keepTTY    bool                // set SIGTTIN/SIGTTOU for each child's fork, guarded by mu
+	keepTTY    bool                // set SIGTSTP/SIGTTIN/SIGTTOU for each child's fork, guarded by mu
 	shimWarned bool                // a child could not start through the shim, guarded by mu
 	warn       atomic.Bool         // log each orphan reaped as a warning (tini -w)
 	inherited  []int               // descriptors 3 and up hinit was started with, open across exec; set by New
@@ -82,9 +82,9 @@ func New(log *slog.Logger) *Reaper {
 	return r
 }
 
-// IgnoreTTYSignals makes this process ignore SIGTTIN and SIGTTOU, as a PID 1
-// must, while children still start with the dispositions their
-// childsig.State gives the two: each fork in Start happens with the two set
+// IgnoreTTYSignals makes this process ignore SIGTSTP, SIGTTIN and SIGTTOU,
+// as a PID 1 must, while children still start with the dispositions their
+// childsig.State gives the three: each fork in Start happens with them set
 // that way, and ignored again right after (childsig.SetTTY; tini does the
 // same restoration in its child). childsig has read what was inherited
 // before this changes it.
@@ -92,7 +92,7 @@ func (r *Reaper) IgnoreTTYSignals() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keepTTY = true
-	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
+	signal.Ignore(syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 }
 
 // WarnOrphans makes every orphan reaped a warning ("reaped zombie process
@@ -127,13 +127,13 @@ func (r *Reaper) fork(argv0 string, argv []string, attr *syscall.ProcAttr, sig c
 	if r.keepTTY {
 		restore, err := childsig.SetTTY(sig.Ignored)
 		if err != nil {
-			return 0, nil, -1, fmt.Errorf("restore SIGTTIN/SIGTTOU for the child: %w", err)
+			return 0, nil, -1, fmt.Errorf("restore SIGTSTP/SIGTTIN/SIGTTOU for the child: %w", err)
 		}
 		defer restore()
 	}
 	shimErr = -1
 	// A fork leaves ignored exactly what this process ignores now; only
-	// the signals hinit inherited ignored, and SIGTTIN/SIGTTOU, can be.
+	// the signals hinit inherited ignored, and SIGTSTP/SIGTTIN/SIGTTOU, can be.
 	if childsig.Ignoring(sig.Ignored|childsig.Inherited().Ignored) != sig.Ignored {
 		pid, shimErr, err = r.forkShim(argv0, argv, attr, sig)
 	} else {

@@ -159,9 +159,9 @@ func zombies(t *testing.T) int {
 	return n
 }
 
-// TestIgnoreTTYSignals: the reaper's process ignores SIGTTIN and SIGTTOU
-// before, during and after starts, while every child starts with both at
-// their default, even with starts racing one another.
+// TestIgnoreTTYSignals: the reaper's process ignores SIGTSTP, SIGTTIN and
+// SIGTTOU before, during and after starts, while every child starts with
+// the three at their default, even with starts racing one another.
 func TestIgnoreTTYSignals(t *testing.T) {
 	r := newReaper(t)
 	r.IgnoreTTYSignals()
@@ -171,9 +171,10 @@ func TestIgnoreTTYSignals(t *testing.T) {
 		if !ok {
 			return "no SigIgn line"
 		}
-		return fmt.Sprintf("TTIN=%v TTOU=%v", mask&(1<<(syscall.SIGTTIN-1)) != 0, mask&(1<<(syscall.SIGTTOU-1)) != 0)
+		return fmt.Sprintf("TSTP=%v TTIN=%v TTOU=%v", mask&(1<<(syscall.SIGTSTP-1)) != 0,
+			mask&(1<<(syscall.SIGTTIN-1)) != 0, mask&(1<<(syscall.SIGTTOU-1)) != 0)
 	}
-	if got := self(); got != "TTIN=true TTOU=true" {
+	if got := self(); got != "TSTP=true TTIN=true TTOU=true" {
 		t.Fatalf("hinit's own dispositions after IgnoreTTYSignals: %s", got)
 	}
 	const n = 20
@@ -204,7 +205,7 @@ func TestIgnoreTTYSignals(t *testing.T) {
 			t.Errorf("a child ignores %s, want none", got)
 		}
 	}
-	if got := self(); got != "TTIN=true TTOU=true" {
+	if got := self(); got != "TSTP=true TTIN=true TTOU=true" {
 		t.Errorf("hinit's own dispositions after the starts: %s", got)
 	}
 }
@@ -224,6 +225,7 @@ func TestStartSignals(t *testing.T) {
 		{Blocked: childsig.Of(syscall.SIGHUP, syscall.SIGUSR2)}, // no shim
 		childsig.Default,
 		{Ignored: childsig.Of(syscall.SIGTTIN)}, // no shim: the reaper sets TTIN itself
+		{Ignored: childsig.Of(syscall.SIGTSTP)}, // nor TSTP
 	}
 	const rounds = 5
 	type result struct {

@@ -334,8 +334,8 @@ func size() string {
 	return fmt.Sprintf("%dx%d", ws.Col, ws.Row)
 }
 
-// sigIgn names SIGTTIN and SIGTTOU when /proc/PID/status says they are
-// ignored.
+// sigIgn names SIGTSTP, SIGTTIN and SIGTTOU when /proc/PID/status says
+// they are ignored.
 func sigIgn(pid string) string {
 	b, _ := os.ReadFile("/proc/" + pid + "/status")
 	mask, ok := SigMask(string(b), "SigIgn")
@@ -343,7 +343,7 @@ func sigIgn(pid string) string {
 		return "unknown"
 	}
 	var out []string
-	for _, s := range []syscall.Signal{syscall.SIGTTIN, syscall.SIGTTOU} {
+	for _, s := range []syscall.Signal{syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
 		if mask&(1<<(uint(s)-1)) != 0 {
 			out = append(out, unix.SignalName(s))
 		}
