@@ -89,6 +89,7 @@ func (h *hinit) runHooks() int {
 	for _, hook := range h.set.cfg.Boot {
 		status, err := h.runHook(hook)
 		if errors.Is(err, errInterrupted) {
+			h.logToStderrAgain() // main will not run: the terminal is nobody's
 			h.log.Info("boot interrupted: stopping the container", "hook", hook.Name, "err", err)
 			return status
 		}
@@ -103,6 +104,7 @@ func (h *hinit) runHooks() int {
 			h.log.Warn("boot hook failed: going on (on_failure: continue)", "hook", hook.Name, "err", err)
 			continue
 		}
+		h.logToStderrAgain()
 		h.log.Error("boot hook failed: stopping the container (on_failure: stop)", "hook", hook.Name, "err", err)
 		if status == 0 {
 			status = 1

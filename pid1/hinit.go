@@ -177,6 +177,7 @@ func boot(args []string, opts *options) int {
 		return h.finish(2)
 	}
 	if h.main, err = h.startMain(argv, env); err != nil {
+		h.logToStderrAgain()
 		h.log.Error(fmt.Sprintf("main: %v", err))
 		return h.finish(opts.exitStatus(set.cfg.Main, launch.ExitCode(err)))
 	}

@@ -108,9 +108,11 @@ func (h *hinit) setupOutput() {
 }
 
 // logToStderrAgain sends hinit's lines to stderr again once main has
-// exited, the terminal being nobody's then (docs/image.md), and on to
-// hinit.log, which keeps the whole session: the shutdown's lines reach
-// the user and docker logs, where hinit.log goes with the container.
+// exited, or will never start (a boot hook stopped the boot, main cannot
+// be executed): the terminal is nobody's then (docs/image.md). They go on
+// to hinit.log too, which keeps the whole session: the shutdown's lines
+// and why main never ran reach the user and docker logs, where hinit.log
+// goes with the container.
 func (h *hinit) logToStderrAgain() {
 	if h.ttyLog != nil {
 		h.logh.setOutput(io.MultiWriter(h.errGate, h.ttyLog))

@@ -362,3 +362,42 @@ func TestCtrlZDuringBoot(t *testing.T) {
 		t.Errorf("the terminal: %q; want main's MAIN and hinit's exit 7 (rc=148: hinit was stopped)", s)
 	}
 }
+
+// When main never gets the terminal (it cannot be executed, or a boot
+// hook with on_failure: stop failed), hinit's reason reaches the terminal:
+// SPEC §2's one-line message for 127/126, the failed hook's line. Before,
+// in a TTY session they went to hinit.log alone: `docker run -it --rm
+// IMAGE /nonexistent` exited 127 with an empty screen, and --rm threw the
+// file away.
+func TestTerminalWhenMainNeverStarts(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		args         []string
+		code         int
+		line         string
+	}{
+		{name: "not found", args: []string{"/nonexistent/main"}, code: 127,
+			line: "hinit: error: main: exec /nonexistent/main: no such file or directory\r\n"},
+		{name: "hook failed", config: "boot:\n  - {name: setup, command: [/bin/sh, -c, 'exit 3']}\n", args: []string{"/bin/true"}, code: 3,
+			line: "hinit: error: boot hook failed: stopping the container (on_failure: stop) hook=setup err=\"exit status 3\"\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ptmx, tty, err := pty.Open()
+			if err != nil {
+				t.Skipf("no pty: %v", err)
+			}
+			defer ptmx.Close()
+			pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+			var out testprog.Buffer
+			copied := make(chan struct{})
+			go func() { io.Copy(&out, ptmx); close(copied) }()
+			p := startInit(t, initOpts{config: tc.config, tty: tty, args: tc.args})
+			tty.Close()
+			code := p.wait(15 * time.Second)
+			<-copied
+			if s := out.String(); code != tc.code || !strings.Contains(s, tc.line) {
+				t.Errorf("exit %d, terminal %q; want %d and %q", code, s, tc.code, tc.line)
+			}
+		})
+	}
+}
