@@ -92,18 +92,28 @@ func TestTerminalBelongsToMain(t *testing.T) {
 	}
 	defer ptmx.Close()
 	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
-	cfg := "services:\n  chatty:\n    command: [/bin/sh, -c, 'for i in 1 2 3 4 5; do echo svc-line; sleep 0.01; done; exit 3']\n" +
+	// Each run of the service says so on a fifo that main reads: main
+	// holds the terminal across two whole runs and the restart between,
+	// whatever the machine's load (it slept 0.5 s before, which a slow
+	// start of the service could fill with nothing).
+	fifo := filepath.Join(testprog.PublicDir(t), "ran")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("services:\n  chatty:\n    command: [/bin/sh, -c, 'for i in 1 2 3 4 5; do echo svc-line; sleep 0.01; done; echo >%s; exit 3']\n", fifo) +
 		"    backoff: {initial: 10ms, max: 20ms}\n    log: {console: true}\n"
 	var out testprog.Buffer
-	go io.Copy(&out, ptmx)
+	copied := make(chan struct{})
+	go func() { io.Copy(&out, ptmx); close(copied) }()
 	screen := "\x1b[2J\x1b[HTUI-SCREEN"
 	p := startInit(t, initOpts{config: cfg, tty: tty,
 		env:  []string{"HINIT_LOG_LEVEL=debug", "HINIT_RUNTIME_DIR=/proc/version/run"},
-		args: []string{"/bin/sh", "-c", `printf '` + screen + `'; sleep 0.5; printf 'DONE\n'`}})
+		args: []string{"/bin/sh", "-c", `printf '` + screen + `'; read x <` + fifo + `; read x <` + fifo + `; printf 'DONE\n'`}})
 	tty.Close()
 	if code := p.wait(15 * time.Second); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
+	<-copied
 	s := out.String()
 	i := strings.Index(s, "DONE")
 	if i < 0 {
