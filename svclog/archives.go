@@ -2,11 +2,16 @@ package svclog
 
 import (
 	"os"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // IsArchive reports whether name is an archive of a log dir: @TIME.s, named
 // so that archives sort by name in the order they were made (rotate.go).
+// s6-log's archives (@ and a TAI64N label, a gateway's log dir the s6
+// image wrote) are archives too, ordered by their time (archiveKey).
 func IsArchive(name string) bool {
 	return strings.HasPrefix(name, "@") && strings.HasSuffix(name, ".s")
 }
@@ -14,7 +19,7 @@ func IsArchive(name string) bool {
 // Archives lists the archives in the log dir, oldest first: what a reader
 // prints before current to show more than current holds.
 func Archives(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir) // sorted by name
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -24,5 +29,35 @@ func Archives(dir string) ([]string, error) {
 			names = append(names, e.Name())
 		}
 	}
+	slices.SortFunc(names, compareArchives)
 	return names, nil
+}
+
+// compareArchives orders two archive names oldest first: by archiveKey,
+// then by name.
+func compareArchives(a, b string) int {
+	if c := strings.Compare(archiveKey(a), archiveKey(b)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+// archiveKey is the name an archive would have in hinit's layout: its own
+// name, or for s6-log's @<16 hex digits: TAI64 label><8: nanoseconds>.s,
+// the same time in hinit's layout. The label is 2^62 + 10 + the Unix
+// seconds (the leap seconds s6 may add since 1972 move it by under a
+// minute). Without it an s6-log archive ("@4000...") sorts after every
+// archive of hinit's ("@2026..."): after a move from the s6 image, prune
+// kept s6-log's old archives and deleted each new one.
+func archiveKey(name string) string {
+	hex, ok := strings.CutSuffix(strings.TrimPrefix(name, "@"), ".s")
+	if !ok || len(hex) != 24 {
+		return name
+	}
+	label, err1 := strconv.ParseUint(hex[:16], 16, 64)
+	nano, err2 := strconv.ParseUint(hex[16:], 16, 32)
+	if err1 != nil || err2 != nil || label < 1<<62+10 || label-(1<<62+10) > 1<<40 || nano >= 1e9 {
+		return name
+	}
+	return time.Unix(int64(label-(1<<62+10)), int64(nano)).UTC().Format(archiveLayout)
 }

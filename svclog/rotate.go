@@ -87,7 +87,7 @@ func (w *fileWriter) prune() error {
 		switch {
 		case newest.Len() < keep:
 			heap.Push(newest, n)
-		case keep > 0 && n > (*newest)[0]:
+		case keep > 0 && compareArchives(n, (*newest)[0]) > 0:
 			remove((*newest)[0])
 			(*newest)[0] = n
 			heap.Fix(newest, 0)
@@ -126,11 +126,11 @@ func (w *fileWriter) eachArchive(fn func(name string)) error {
 	}
 }
 
-// names is a min-heap of archive names: their timestamps sort as text.
+// names is a min-heap of archive names, the oldest first (compareArchives).
 type names []string
 
 func (h names) Len() int           { return len(h) }
-func (h names) Less(i, j int) bool { return h[i] < h[j] }
+func (h names) Less(i, j int) bool { return compareArchives(h[i], h[j]) < 0 }
 func (h names) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *names) Push(x any)        { *h = append(*h, x.(string)) }
 func (h *names) Pop() any {

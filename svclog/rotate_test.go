@@ -249,3 +249,44 @@ func TestArchiveNameAfterYear9999(t *testing.T) {
 		t.Errorf("archives %v, want %v", names, want)
 	}
 }
+
+// s6Archive is the name s6-log gives an archive rotated at t: @, the
+// TAI64N label (2^62 + 10 + the Unix seconds, then the nanoseconds) in
+// hex, .s.
+func s6Archive(t time.Time) string {
+	return fmt.Sprintf("@%016x%08x.s", uint64(1)<<62+10+uint64(t.Unix()), t.Nanosecond())
+}
+
+// TestS6LogArchivesAreOlder: a gateway's log dir on a volume the s6 image
+// wrote holds s6-log's archives, named by TAI64N label (@4000...). They
+// are older than what hinit writes there and are pruned first, and
+// Archives lists them first. Before, "@4000..." sorted after hinit's
+// "@2026...": the s6 archives counted as the newest and were kept for
+// ever, while each archive of hinit's was deleted as soon as it was made.
+func TestS6LogArchivesAreOlder(t *testing.T) {
+	clock := newClock()
+	dir := t.TempDir()
+	var s6 []string
+	for i := range 10 { // s6-log's n10, from the week before the upgrade
+		s6 = append(s6, s6Archive(clock.Now().Add(time.Duration(i-10)*24*time.Hour)))
+		must(t, os.WriteFile(filepath.Join(dir, s6[i]), []byte("2026-05-11T00:00:00.000000000  old\n"), 0o644))
+	}
+	l := newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 3, Now: clock.Now})
+	for _, c := range "xyz" { // one line a file: two rotations
+		fmt.Fprintf(l.Writer(), "%s\n", strings.Repeat(string(c), 60))
+		testprog.WaitFor(t, 5*time.Second, "the line in current", func() bool {
+			b, _ := os.ReadFile(l.Path())
+			return strings.Contains(string(b), strings.Repeat(string(c), 60))
+		})
+		clock.Add(time.Second)
+	}
+	closeLog(t, l)
+	got, err := Archives(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{s6[9], "@20260521T061806.123456Z.s", "@20260521T061807.123456Z.s"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Archives: %v, want the newest of s6-log's and hinit's two, oldest first: %v", got, want)
+	}
+}
