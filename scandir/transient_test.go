@@ -3,6 +3,7 @@ package scandir
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -82,4 +83,28 @@ func exhaustDescriptors(t *testing.T) func() {
 	}
 	t.Cleanup(give)
 	return give
+}
+
+// Without an inotify instance (inotify_init1 failing with EMFILE, as it
+// does for every process of root once the host's fs.inotify.max_user_instances,
+// 128 by default and shared by all its containers, is used up), the
+// Watcher reads the scandir every PollEvery: a service there before and
+// one added after are reported, a removed one goes. Before, Run returned
+// the error at once and hinit supervised nothing of the scandir, not even
+// the gateways its boot reconcile had just published.
+func TestNoInotifyPolls(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "a", "service.yaml"), []byte("command: [sleep, '1']\n"), 0o644))
+	restore := exhaustDescriptors(t) // inotify_init1 fails: EMFILE
+	h := start(t, dir, 10, nil)
+	restore()
+	if !strings.Contains(h.logs.String(), "no inotify instance; reading the scandir every 1s instead") {
+		t.Errorf("no warning about polling in the log:\n%s", h.logs.String())
+	}
+	h.waitEntry("a", func(*Entry) bool { return true })
+	h.install("b", "command: [sleep, '2']\n")
+	h.waitEntry("b", func(e *Entry) bool { return e.Err == nil })
+	must(t, os.RemoveAll(filepath.Join(dir, "a")))
+	h.waitGone("a")
 }

@@ -3,6 +3,9 @@ package scandir
 // watch makes sure the service dir name has its own watch, for service.yaml
 // and down (with S6: every file of an s6 dir, and its log/ too).
 func (w *Watcher) watch(name, path string) error {
+	if w.in == nil {
+		return nil // polling (Run): every rescan reads it
+	}
 	wd, err := w.in.add(path, serviceMask)
 	if err != nil {
 		return err
@@ -19,6 +22,9 @@ func (w *Watcher) watch(name, path string) error {
 // watchLog keeps a watch on the log/ of the service dir name, if it has
 // one, for an s6 dir's log/run; with none (or a symlink), it drops any.
 func (w *Watcher) watchLog(name, path string) {
+	if w.in == nil {
+		return
+	}
 	wd, err := w.in.add(path+"/log", serviceMask)
 	if err != nil {
 		w.unwatchLog(name)

@@ -108,13 +108,24 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 // be watched or goes away (ErrScandirGone). Call it once per Watcher.
 func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	in, err := openInotify()
-	if err == nil {
+	switch {
+	case err == nil:
 		defer in.close()
 		err = w.watchScandir(in)
+	case transient(err):
+		// No inotify instance for now (the host's fs.inotify.max_user_instances
+		// is per user, shared by every container of root): read the
+		// scandir every PollEvery instead of starting no service at all.
+		w.log.Warn(fmt.Sprintf("scandir: no inotify instance; reading the scandir every %v instead", PollEvery), "err", err)
+		in = nil
+		err = w.watchScandir(nil)
 	}
 	close(w.begun) // watching, or failed to: Watches answers either way
 	if err != nil {
 		return err
+	}
+	if in == nil {
+		return w.poll(ctx, out)
 	}
 	// Wake a waiting read when ctx ends; the loop checks ctx after every
 	// deadline it sets, so this past deadline is never lost.
@@ -126,9 +137,9 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	return w.loop(ctx, out)
 }
 
-// watchScandir watches the scandir itself with in and records which dir
-// that is. A path with a symlink in it is resolved once, so that the paths
-// services are started by are the ones judged (execParent).
+// watchScandir watches the scandir itself with in (nil: poll) and records
+// which dir that is. A path with a symlink in it is resolved once, so that
+// the paths services are started by are the ones judged (execParent).
 func (w *Watcher) watchScandir(in *inotify) error {
 	w.in = in
 	abs, err := filepath.Abs(w.dir)
@@ -138,7 +149,9 @@ func (w *Watcher) watchScandir(in *inotify) error {
 	if w.dir, w.chose, err = trust.Resolve(abs); err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
-	if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
+	if in == nil {
+		w.rootWd = -1
+	} else if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
 	var st unix.Stat_t
@@ -246,6 +259,31 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 		}
 		if !w.update(ctx, out, dirty) {
 			return nil
+		}
+	}
+}
+
+// PollEvery is how often a Watcher without inotify reads the whole
+// scandir again (Run).
+const PollEvery = time.Second
+
+// poll is loop without inotify: a rescan every PollEvery, which also reads
+// again the names a look could not read. A scandir replaced meanwhile
+// reads as empty, as its root watch's event would have ended Run.
+func (w *Watcher) poll(ctx context.Context, out chan<- Event) error {
+	if !w.rescan(ctx, out) || !send(ctx, out, Event{Synced: true}) {
+		return nil
+	}
+	tick := time.NewTicker(PollEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if !w.rescan(ctx, out) {
+				return nil
+			}
 		}
 	}
 }
