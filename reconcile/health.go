@@ -83,10 +83,16 @@ var ErrGatewayFailing = errors.New("gateway failing")
 // is the dashboard alone: `dashboard ...` or `hermes dashboard ...`. Such a
 // container shares the volume with a gateway container and must not
 // reconcile or start gateways (hermes' container_boot skips it), or each
-// profile would get two gateways.
+// profile would get two gateways. The s6 image's own entrypoint words in
+// front of it count for nothing, as container_boot strips them: an
+// entrypoint kept from that image (`/init /opt/hermes/docker/main-wrapper.sh`,
+// entrypoint-dispatch.sh, whose /init is hinit now) gives hinit
+// `main-wrapper.sh dashboard ...`.
 func DashboardOnly(argv []string) bool {
-	if len(argv) > 0 && baseName(argv[0]) == "hermes" {
-		argv = argv[1:]
+	for _, s6 := range []string{"entrypoint-dispatch.sh", "main-wrapper.sh", "hermes"} {
+		if len(argv) > 0 && baseName(argv[0]) == s6 {
+			argv = argv[1:]
+		}
 	}
 	return len(argv) > 0 && argv[0] == "dashboard"
 }

@@ -170,6 +170,14 @@ func TestDashboardOnly(t *testing.T) {
 		"hermes -p coder dashboard":          false, // container_boot looks at the first word only
 		"hermes chat -q dashboard":           false,
 		"/usr/local/bin/dashboard --no-open": false,
+		// The s6 image's entrypoint, kept: /init (hinit now) gets the wrapper.
+		"/opt/hermes/docker/main-wrapper.sh dashboard --host 0.0.0.0":                            true,
+		"/opt/hermes/docker/main-wrapper.sh hermes dashboard":                                    true,
+		"/opt/hermes/docker/entrypoint-dispatch.sh dashboard":                                    true,
+		"/opt/hermes/docker/entrypoint-dispatch.sh /opt/hermes/docker/main-wrapper.sh dashboard": true,
+		"/opt/hermes/docker/main-wrapper.sh":                                                     false,
+		"/opt/hermes/docker/main-wrapper.sh gateway run":                                         false,
+		"/opt/hermes/docker/main-wrapper.sh sleep infinity":                                      false,
 	}
 	for cmd, want := range tests {
 		if got := DashboardOnly(strings.Fields(cmd)); got != want {

@@ -139,6 +139,31 @@ func TestDashboardContainer(t *testing.T) {
 	}
 }
 
+// TestDashboardContainerS6Entrypoint: a dashboard container whose
+// entrypoint was kept from the s6 image, `/init
+// /opt/hermes/docker/main-wrapper.sh dashboard` (/init is hinit now, as
+// entrypoint-dispatch.sh runs it), is a dashboard container too: hermes'
+// container_boot strips the wrapper before it looks. Before, hinit saw
+// main-wrapper.sh as the command and started every gateway wanted running,
+// a second one beside the gateway container's on the shared volume.
+func TestDashboardContainerS6Entrypoint(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	seed(t, vol, `echo '{"desired_state":"running"}' >/opt/data/gateway_state.json && `+seedProfile("coder"))
+	c := start(t, []string{"-v", vol + ":/opt/data", "--entrypoint", "/bin/sh"}, "-c", `set -e
+		mkdir -p /opt/hermes/docker
+		printf '#!/bin/sh\nexec hermes "$@"\n' >/opt/hermes/docker/main-wrapper.sh
+		chmod 755 /opt/hermes/docker/main-wrapper.sh
+		exec /init /opt/hermes/docker/main-wrapper.sh dashboard`)
+	c.booted()
+	if l := c.logs(); !strings.Contains(l, "reconcile: skipped: the container's command is the dashboard") {
+		t.Errorf("no reconcile skip in docker logs:\n%s", l)
+	}
+	if list := c.exec("hermes", "hsvc", "list", "--prefix", "gateway-"); list.code != 0 || list.stdout != "" {
+		t.Errorf("hsvc list --prefix gateway-: exit %d, %q; want no gateway in a dashboard container", list.code, list.stdout)
+	}
+}
+
 // TestGracefulRestart: SIGUSR1 is the gateway's graceful restart; it exits
 // 75 and hinit starts a new one at once, six times in a row, without a
 // backoff and without the give_up limit (5 within a minute) ending it.
