@@ -264,7 +264,9 @@ give_tree() {
 
 # fix_ownership: as root, gives hermes back what is hermes' in the volume,
 # by allow-list only, as stage2 does (hermes#19788): the volume's top dir
-# and OWNED_DIRS when the top dir is not hermes' (a new volume, new ids);
+# and OWNED_DIRS when the top dir's UID is not hermes' (a new volume, a new
+# UID; stage2 compares the UID alone: a volume of hermes' UID shared through
+# another group keeps that group on these trees);
 # on every boot the trees root writes through docker exec and the files of
 # TOP_FILES, which also get u+rw (a 0444 SOUL.md made hermes' config
 # migration fail and roll back). Anything else in the volume (a host's
@@ -273,7 +275,7 @@ give_tree() {
 fix_ownership() {
 	is_root || return 0
 	no_link "$HERMES_HOME" || return 0
-	if [ "$(stat -c %u "$HERMES_HOME")" != "$HUID" ] || [ "$(stat -c %g "$HERMES_HOME")" != "$HGID" ]; then
+	if [ "$(stat -c %u "$HERMES_HOME")" != "$HUID" ]; then
 		say "giving $HERMES_HOME and its hermes dirs to hermes ($HUID:$HGID)"
 		chown "$HUID:$HGID" "$HERMES_HOME" || say "warning: cannot chown $HERMES_HOME"
 		for d in $OWNED_DIRS; do give_tree "$d"; done

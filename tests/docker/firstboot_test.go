@@ -102,6 +102,37 @@ func TestRemapPUID(t *testing.T) {
 	}
 }
 
+// TestOwnershipRepairFollowsUID: a volume hermes' UID owns under another
+// group (a host dir shared through its group, setgid) keeps that group on
+// the trees stage2 gives back only when the volume's top dir is not the
+// hermes UID's (workspace, sessions, logs...), as the s6 image's
+// stage2-hook.sh does: it compares the UID alone. What stage2 gives back
+// on every boot (profiles/, the top-level state files) is hermes' group
+// again. Before, a GID differing made the hook give back those trees too,
+// recursively: the host's group lost the user's workspace at the move.
+func TestOwnershipRepairFollowsUID(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	seed(t, vol, `mkdir -p /opt/data/workspace/proj /opt/data/sessions && echo code >/opt/data/workspace/proj/main.py &&
+		touch /opt/data/sessions/s.json /opt/data/.env && `+seedProfile("coder"))
+	if r := runOnce(t, []string{"-v", vol + ":/opt/data", "--entrypoint", "/bin/sh"}, "-c",
+		"chown -R 10000:1000 /opt/data && chmod g+ws /opt/data/workspace"); r.code != 0 {
+		t.Fatalf("setting up the volume: exit %d: %s", r.code, r.stderr)
+	}
+	c := start(t, []string{"-v", vol + ":/opt/data"}, "sleep", "infinity")
+	c.booted()
+	for p, want := range map[string]string{
+		"/opt/data": "10000:1000", "/opt/data/workspace": "10000:1000", "/opt/data/workspace/proj/main.py": "10000:1000",
+		"/opt/data/sessions/s.json":        "10000:1000",
+		"/opt/data/profiles/coder/SOUL.md": "10000:10000", "/opt/data/.env": "10000:10000",
+	} {
+		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g "+p)); got != want {
+			t.Errorf("%s owned by %s after the boot hook, want %s", p, got, want)
+		}
+	}
+	c.waitState("gateway-coder", "up", 30*time.Second, up)
+}
+
 // TestGroupsKept: the groups the container was started with (--group-add)
 // and the groups of a bind-mounted docker socket and /dev/dri render node
 // reach main and the gateways; HERMES_REAL_HOME becomes HOME of the
