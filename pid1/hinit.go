@@ -356,6 +356,9 @@ func (h *hinit) loop() int {
 			if explicit >= 0 {
 				return explicit
 			}
+			if h.mainStatus == nil { // it could not be killed: hinit's exit kills it (stopMain)
+				return h.opts.exitStatus(h.set.cfg.Main, 128+int(syscall.SIGKILL))
+			}
 			return h.opts.exitStatus(h.set.cfg.Main, h.mainStatus.ExitStatus())
 		}
 	}

@@ -55,7 +55,11 @@ func (h *hinit) stderrWait() time.Duration {
 const stderrMinWait = 100 * time.Millisecond
 
 // stopMain sends main SIGTERM (unless it already got the signal that began
-// the shutdown) and kills its process group at the deadline.
+// the shutdown) and kills its process group at the deadline. When even
+// that fails (a root hinit without CAP_KILL, main another user's), PID 1
+// stops waiting for main: its own exit kills the namespace, main with it,
+// and it exits 137. Waiting on kept hinit up until docker's or the
+// kubelet's own SIGKILL, whatever their grace period.
 func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 	select {
 	case <-h.mainGone:
@@ -71,7 +75,10 @@ func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 	case <-h.mainGone:
 	case <-t.C:
 		h.log.Warn("main outlived the shutdown timeout: killing its process group", "pid", h.main.pid)
-		syscall.Kill(-h.main.pid, syscall.SIGKILL)
+		if err := syscall.Kill(-h.main.pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH && h.isPID1 {
+			h.log.Error("cannot kill main: it ends with hinit", "pid", h.main.pid, "err", err)
+			return
+		}
 		<-h.mainGone
 	}
 }

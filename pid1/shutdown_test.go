@@ -121,6 +121,25 @@ func TestShutdownTimeoutKillsEverything(t *testing.T) {
 	}
 }
 
+// A root hinit without CAP_KILL (the capabilities s6-era deployments
+// name: CHOWN DAC_OVERRIDE FOWNER SETUID SETGID) cannot signal main, which
+// runs as another user: the shutdown still ends, hinit exits 137 and its
+// end, as PID 1, kills main. Before, hinit waited for main after its
+// SIGKILL failed, until docker's or the kubelet's own SIGKILL: docker stop
+// -t 25 took 25 s, a Kubernetes grace period of 300 s five minutes.
+func TestShutdownWithoutCapKill(t *testing.T) {
+	p := startInit(t, initOpts{config: "main: {user: \"10000:10000\"}\n", args: []string{"sleep", "60"},
+		env: []string{"HINIT_SHUTDOWN_TIMEOUT=400ms"}, dropCaps: "-kill"})
+	p.waitOutput("main started", true)
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 137 {
+		t.Errorf("exit %d, want 137 (main killed by hinit's end)", code)
+	}
+	if want := "cannot kill main: it ends with hinit"; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", p.stderr, want)
+	}
+}
+
 func sigName(s syscall.Signal) string {
 	return map[syscall.Signal]string{syscall.SIGHUP: "SIGHUP", syscall.SIGUSR1: "SIGUSR1",
 		syscall.SIGUSR2: "SIGUSR2", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGTERM: "SIGTERM"}[s]
