@@ -30,6 +30,7 @@ import (
 	"hinit/manager"
 	"hinit/reaper"
 	"hinit/s6compat"
+	"hinit/signame"
 	"hinit/svclog"
 )
 
@@ -357,7 +358,7 @@ func (h *hinit) loop() int {
 				return explicit
 			}
 			if h.mainStatus == nil { // it could not be killed: hinit's exit kills it (stopMain)
-				return h.opts.exitStatus(h.set.cfg.Main, 128+int(syscall.SIGKILL))
+				return h.opts.exitStatus(h.set.cfg.Main, signame.ExitStatus(syscall.SIGKILL))
 			}
 			return h.opts.exitStatus(h.set.cfg.Main, h.mainStatus.ExitStatus())
 		}
