@@ -91,7 +91,8 @@ func exhaustDescriptors(t *testing.T) func() {
 // Watcher reads the scandir every PollEvery: a service there before and
 // one added after are reported, a removed one goes. Before, Run returned
 // the error at once and hinit supervised nothing of the scandir, not even
-// the gateways its boot reconcile had just published.
+// the gateways its boot reconcile had just published. Once an instance can
+// be had again, the Watcher takes it and stops polling.
 func TestNoInotifyPolls(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
@@ -99,10 +100,13 @@ func TestNoInotifyPolls(t *testing.T) {
 	restore := exhaustDescriptors(t) // inotify_init1 fails: EMFILE
 	h := start(t, dir, 10, nil)
 	restore()
-	if !strings.Contains(h.logs.String(), "no inotify instance; reading the scandir every 1s instead") {
+	if !strings.Contains(h.logs.String(), "no inotify instance; reading the scandir every 1s until there is one") {
 		t.Errorf("no warning about polling in the log:\n%s", h.logs.String())
 	}
 	h.waitEntry("a", func(*Entry) bool { return true })
+	if !tryPoll(func() bool { return h.logs.count("an inotify instance at last") > 0 }) {
+		t.Errorf("still polling with descriptors free:\n%s", h.logs.String())
+	}
 	h.install("b", "command: [sleep, '2']\n")
 	h.waitEntry("b", func(e *Entry) bool { return e.Err == nil })
 	must(t, os.RemoveAll(filepath.Join(dir, "a")))

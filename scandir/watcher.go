@@ -116,7 +116,7 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 		// No inotify instance for now (the host's fs.inotify.max_user_instances
 		// is per user, shared by every container of root): read the
 		// scandir every PollEvery instead of starting no service at all.
-		w.log.Warn(fmt.Sprintf("scandir: no inotify instance; reading the scandir every %v instead", PollEvery), "err", err)
+		w.log.Warn(fmt.Sprintf("scandir: no inotify instance; reading the scandir every %v until there is one", PollEvery), "err", err)
 		in = nil
 		err = w.watchScandir(nil)
 	}
@@ -124,14 +124,19 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	if err != nil {
 		return err
 	}
+	synced := false
 	if in == nil {
-		return w.poll(ctx, out)
+		if in, err = w.poll(ctx, out); in == nil {
+			return err
+		}
+		defer in.close()
+		synced = true
 	}
 	// Wake a waiting read when ctx ends; the loop checks ctx after every
 	// deadline it sets, so this past deadline is never lost.
 	stop := context.AfterFunc(ctx, func() { in.setDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if !w.rescan(ctx, out) || !send(ctx, out, Event{Synced: true}) {
+	if !w.rescan(ctx, out) || !synced && !send(ctx, out, Event{Synced: true}) {
 		return nil
 	}
 	return w.loop(ctx, out)
@@ -149,6 +154,15 @@ func (w *Watcher) watchScandir(in *inotify) error {
 	if w.dir, w.chose, err = trust.Resolve(abs); err != nil {
 		return fmt.Errorf("watch scandir: %w", err)
 	}
+	return w.watchRoot(in)
+}
+
+// watchRoot watches the resolved scandir with in (nil: poll) and records
+// its identity; when one is recorded already (poll found an inotify
+// instance), the dir must still be that one (ErrScandirGone).
+func (w *Watcher) watchRoot(in *inotify) error {
+	w.in = in
+	var err error
 	if in == nil {
 		w.rootWd = -1
 	} else if w.rootWd, err = in.add(w.dir, rootMask); err != nil {
@@ -157,6 +171,12 @@ func (w *Watcher) watchScandir(in *inotify) error {
 	var st unix.Stat_t
 	if err := unix.Stat(w.dir, &st); err != nil { // after the watch: a swap since is its event
 		return fmt.Errorf("watch scandir: %w", err)
+	}
+	if at := w.watched.Load(); at != nil {
+		if st.Dev != at.dev || st.Ino != at.ino {
+			return fmt.Errorf("watch scandir: %s: %w", w.dir, ErrScandirGone)
+		}
+		return nil
 	}
 	w.dev, w.ino = st.Dev, st.Ino
 	w.watched.Store(&watchedDir{dir: w.dir, dev: st.Dev, ino: st.Ino})
@@ -268,22 +288,34 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 const PollEvery = time.Second
 
 // poll is loop without inotify: a rescan every PollEvery, which also reads
-// again the names a look could not read. A scandir replaced meanwhile
-// reads as empty, as its root watch's event would have ended Run.
-func (w *Watcher) poll(ctx context.Context, out chan<- Event) error {
+// again the names a look could not read, until an inotify instance can be
+// had again (another container's watcher gone): poll returns it, watching
+// the scandir, and Run goes on as if it had had one from the start. It
+// returns nil when ctx ends, with an error when the scandir was replaced
+// meanwhile. A scandir replaced while polling reads as empty, as its root
+// watch's event would have ended Run.
+func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) {
 	if !w.rescan(ctx, out) || !send(ctx, out, Event{Synced: true}) {
-		return nil
+		return nil, nil
 	}
 	tick := time.NewTicker(PollEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case <-tick.C:
-			if !w.rescan(ctx, out) {
-				return nil
+		}
+		if in, err := openInotify(); err == nil {
+			if err := w.watchRoot(in); err != nil {
+				in.close()
+				return nil, err
 			}
+			w.log.Info("scandir: an inotify instance at last; reading the scandir only when it changes")
+			return in, nil
+		}
+		if !w.rescan(ctx, out) {
+			return nil, nil
 		}
 	}
 }
