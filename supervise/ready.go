@@ -30,7 +30,7 @@ func (r *runner) readiness(ctx context.Context, inst *instance, files *[]uintptr
 		}
 		(*files)[rd.NotifyFD] = pw.Fd()
 		inst.ready = make(chan struct{})
-		go awaitNewline(pr, inst.ready)
+		go awaitNewline(ctx, pr, inst.ready)
 		return pw, nil
 	case rd.TCP != "":
 		ap, err := probeAddr(rd.TCP)
@@ -47,9 +47,15 @@ func (r *runner) readiness(ctx context.Context, inst *instance, files *[]uintptr
 }
 
 // awaitNewline closes ready when a newline arrives on the notify pipe (the
-// s6 notification-fd protocol). EOF without one means never ready.
-func awaitNewline(pr *os.File, ready chan struct{}) {
+// s6 notification-fd protocol). EOF without one means never ready. It ends
+// with its instance (ctx) too: a process the service left behind (in a
+// session of its own, out of reach of the group kill) may hold the pipe's
+// write end for ever, and each restart would leave PID 1 one more
+// descriptor and goroutine.
+func awaitNewline(ctx context.Context, pr *os.File, ready chan struct{}) {
 	defer pr.Close()
+	stop := context.AfterFunc(ctx, func() { pr.Close() }) // ends the Read
+	defer stop()
 	buf := make([]byte, 64)
 	for {
 		n, err := pr.Read(buf)

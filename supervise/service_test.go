@@ -679,3 +679,37 @@ func TestStartOnceFailedStartIsTheRun(t *testing.T) {
 		t.Errorf("essential runs once ended the container: %v", f.failed)
 	}
 }
+
+// The notify pipe is closed when its instance ends, even while a process
+// the service left in a session of its own holds the write end. Before,
+// the reader waited for EOF: a hermes service (notification-fd in its s6
+// dir, or ready.notify_fd) that ran `setsid sleep &` and exited left PID 1
+// one descriptor and one goroutine per restart, as many as it liked.
+func TestNotifyPipeEndsWithItsInstance(t *testing.T) {
+	f := newFixture(t)
+	pidFile := filepath.Join(t.TempDir(), "orphan")
+	d := def("leaver", "leave-fd", "3", pidFile)
+	d.Restart, d.Ready.NotifyFD = config.RestartNever, 3
+	waitState(t, f.add(d, true), StateExited)
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := 0
+	fmt.Sscan(string(b), &orphan)
+	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+	pipe, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/3", orphan))
+	if err != nil || !strings.HasPrefix(pipe, "pipe:") {
+		t.Fatalf("the orphan's fd 3: %q, %v; want the notify pipe", pipe, err)
+	}
+	holds := func() bool {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			if target, _ := os.Readlink("/proc/self/fd/" + e.Name()); target == pipe {
+				return true
+			}
+		}
+		return false
+	}
+	testprog.WaitFor(t, 5*time.Second, "hinit to close its end of "+pipe, func() bool { return !holds() })
+}

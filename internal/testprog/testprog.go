@@ -87,6 +87,7 @@ var programs = map[string]func([]string) int{
 	"sigign":      func([]string) int { fmt.Println(sigIgn("self")); return 0 },
 	"gateway":     gateway,
 	"session":     session,
+	"leave-fd":    leaveFD,
 }
 
 func atoi(s string) int {
@@ -399,6 +400,28 @@ func session([]string) int {
 	fmt.Printf("session-leader=%v group-leader=%v stdin=%s fds=%s\n",
 		sid == os.Getpid(), unix.Getpgrp() == os.Getpid(), stdin, inheritedFDs())
 	return 0
+}
+
+// leave-fd FD PIDFILE: starts "sleep inf" in a session of its own (out of
+// reach of a kill of this process's group) holding its descriptor FD,
+// writes that child's pid to PIDFILE, then exits 1 without closing FD.
+func leaveFD(a []string) int {
+	c := exec.Command(Command("sleep", "inf")[0], Command("sleep", "inf")[1:]...)
+	c.Env = append(os.Environ(), Env())
+	fd := atoi(a[0])
+	for i := 3; i <= fd; i++ {
+		c.ExtraFiles = append(c.ExtraFiles, os.NewFile(uintptr(i), "fd"))
+	}
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := os.WriteFile(a[1], []byte(strconv.Itoa(c.Process.Pid)), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 1
 }
 
 // inheritedFDs lists this process's descriptors except those the Go
