@@ -107,3 +107,78 @@ func TestLastLineWrittenAtExit(t *testing.T) {
 	f.group.Remove("svc", true)
 	<-s.Done()
 }
+
+// At most maxRetired retired logs drain at once; older ones are closed.
+// A retired log lives while any process holds its pipe: before, a service
+// that changed its own log settings at each run and left a process behind
+// in a session of its own cost PID 1 a pipe, a log dir and a file per
+// restart, for as long as those processes lived (the hermes user can
+// edit its service.yaml and restart it at will).
+func TestRetiredLogsAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t)
+	marks := t.TempDir()
+	d := def("svc", "leave-fd", "0", filepath.Join(marks, "0"))
+	d.Restart = config.RestartNever
+	off := false
+	d.Log = config.Log{Dir: dir, MaxSize: 1 << 20, Keep: 1, Console: &off}
+	s := f.add(d, true)
+	const runs = maxRetired + 4
+	var pipes []string
+	var orphans []int
+	for i := range runs {
+		waitState(t, s, StateExited)
+		b, err := os.ReadFile(filepath.Join(marks, strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		orphan, _ := strconv.Atoi(string(b))
+		orphans = append(orphans, orphan)
+		t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+		p, err := os.Readlink("/proc/" + string(b) + "/fd/1")
+		if err != nil || !strings.HasPrefix(p, "pipe:") {
+			t.Fatalf("run %d: the orphan's stdout %q, %v; want the log pipe", i, p, err)
+		}
+		pipes = append(pipes, p)
+		if i == runs-1 {
+			break
+		}
+		nd := *d
+		nd.Command = testprog.Command("leave-fd", "0", filepath.Join(marks, strconv.Itoa(i+1)))
+		nd.Log.MaxSize = int64(1<<20 + i + 1) // a new log at the next start
+		if err := s.Update(&nd); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err = s.WaitFor(ctx, func(x Status) bool { return x.State != StateExited })
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := func() []bool {
+		out := make([]bool, len(pipes))
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			if i := slices.Index(pipes, target); i >= 0 {
+				out[i] = true
+			}
+		}
+		return out
+	}
+	// The current log and the maxRetired newest retired ones are read.
+	want := make([]bool, runs)
+	for i := runs - 1 - maxRetired; i < runs; i++ {
+		want[i] = true
+	}
+	testprog.WaitFor(t, 5*time.Second, "the oldest retired logs closed", func() bool { return slices.Equal(held(), want) })
+	for _, pid := range orphans {
+		syscall.Kill(pid, syscall.SIGKILL) // the logs they hold end at once
+	}
+	f.group.Remove("svc", true)
+	<-s.Done()
+}

@@ -146,9 +146,31 @@ func (r *runner) openLog(def *config.Service, acct *account.Account) (*svclog.Lo
 		// what is left of it at the end.
 		r.log.Retire()
 		r.retired = append(slices.DeleteFunc(r.retired, finished), r.log)
+		r.dropRetired()
 	}
 	r.log, r.logKey = log, key
 	return log, nil
+}
+
+// maxRetired bounds the retired logs a service keeps draining.
+const maxRetired = 4
+
+// dropRetired closes the oldest retired logs beyond maxRetired now, what
+// they still held lost. A retired log lives while any process holds its
+// pipe: a service that changes its own log settings at each run and
+// leaves a process behind (setsid) would otherwise cost PID 1 a pipe, a
+// log dir and a file per restart, for good.
+func (r *runner) dropRetired() {
+	if len(r.retired) <= maxRetired {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // no wait: the reader stops at once
+	for _, l := range r.retired[:len(r.retired)-maxRetired] {
+		l.Close(ctx)
+	}
+	r.deps.Log.Warn("log settings changed while earlier runs' processes still write: the oldest of their logs is closed", "svc", r.name)
+	r.retired = slices.Delete(r.retired, 0, len(r.retired)-maxRetired)
 }
 
 // finished reports whether a retired log has written its last line.

@@ -403,11 +403,12 @@ func session([]string) int {
 }
 
 // leave-fd FD PIDFILE: starts "sleep inf" in a session of its own (out of
-// reach of a kill of this process's group) holding its descriptor FD,
-// writes that child's pid to PIDFILE, then exits 1 without closing FD.
+// reach of a kill of this process's group) holding its stdout, stderr and
+// descriptors 3 to FD, writes that child's pid to PIDFILE, then exits 1.
 func leaveFD(a []string) int {
 	c := exec.Command(Command("sleep", "inf")[0], Command("sleep", "inf")[1:]...)
 	c.Env = append(os.Environ(), Env())
+	c.Stdout, c.Stderr = os.Stdout, os.Stderr
 	fd := atoi(a[0])
 	for i := 3; i <= fd; i++ {
 		c.ExtraFiles = append(c.ExtraFiles, os.NewFile(uintptr(i), "fd"))
