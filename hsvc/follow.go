@@ -157,7 +157,7 @@ func (c *cli) archivesAfter(path string, old, next *os.File) error {
 		}
 	}
 	for _, n := range names[from:] {
-		a, err := os.Open(filepath.Join(dir, n))
+		a, err := svclog.OpenRead(filepath.Join(dir, n))
 		if err != nil {
 			continue // pruned meanwhile
 		}

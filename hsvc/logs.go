@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"hinit/control"
+	"hinit/svclog"
 )
 
 // runLogs: hsvc logs NAME [-n N] [-f]. hinit only says where the log is
@@ -81,9 +82,10 @@ func (c *cli) showLog(path string, n int, follow bool) error {
 	return c.follow(path, f) // follow closes f
 }
 
-// openLog opens a log file, with a hint when the caller may not read it.
+// openLog opens a log file as svclog.OpenRead does (no symlink, no FIFO),
+// with a hint when the caller may not read it.
 func openLog(path string) (*os.File, error) {
-	f, err := os.Open(path)
+	f, err := svclog.OpenRead(path)
 	if errors.Is(err, fs.ErrPermission) {
 		return nil, exitf(control.CodePermission, "permission denied reading %s: run hsvc as the service's user or as root", path)
 	}

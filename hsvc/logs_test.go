@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -513,5 +514,51 @@ func TestLogsFollowRotationRace(t *testing.T) {
 	}
 	if len(seen) != n || dups > 0 {
 		t.Errorf("%d distinct lines of %d, %d printed more than once", len(seen), n, dups)
+	}
+}
+
+// What the log dir's owner plants as current is not read: a FIFO (root's
+// hsvc logs hung in open(2) for good, seen in the image as root against
+// the hermes user's gateway log dir) or a symlink (root printed whatever
+// it named, /etc/shadow included).
+func TestLogsPlantedByTheOwner(t *testing.T) {
+	sock, logPath := logServer(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("root's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		plant   func() error
+		errPart string
+	}{
+		{"fifo", func() error { return syscall.Mkfifo(logPath, 0o644) }, "not a regular file"},
+		{"symlink", func() error { return os.Symlink(secret, logPath) }, "symlink"},
+	}
+	for _, tc := range tests {
+		for _, args := range [][]string{{"logs", "dash"}, {"logs", "-f", "dash"}} {
+			t.Run(tc.name+" "+strings.Join(args, " "), func(t *testing.T) {
+				os.Remove(logPath)
+				if err := tc.plant(); err != nil {
+					t.Fatal(err)
+				}
+				c, stdout, stderr := newCLI(context.Background(), sock)
+				done := make(chan int, 1)
+				go func() { done <- c.run(args) }()
+				var code int
+				select {
+				case code = <-done:
+				case <-time.After(10 * time.Second):
+					if w, err := os.OpenFile(logPath, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+						w.Close() // lets the blocked open return
+					}
+					t.Fatal("hsvc logs still blocked after 10 s")
+				}
+				checkRun(t, code, stdout.String(), stderr.String(), 1, "", tc.errPart)
+				if stdout.String() != "" {
+					t.Errorf("stdout %q, want nothing", stdout)
+				}
+			})
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"hinit/svclog"
 )
 
 // tailBlock is how much of the file tail reads at a time, from the end.
@@ -58,7 +60,7 @@ func tailArchives(path string, cur *os.File, n int, w io.Writer) error {
 		}
 	}()
 	for i := len(names) - 1; i >= 0 && n > 0; i-- {
-		a, err := os.Open(filepath.Join(dir, names[i]))
+		a, err := svclog.OpenRead(filepath.Join(dir, names[i]))
 		if err != nil {
 			continue
 		}

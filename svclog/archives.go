@@ -1,11 +1,17 @@
 package svclog
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"hinit/asuser"
 )
 
 // IsArchive reports whether name is an archive of a log dir: @TIME.s, named
@@ -60,4 +66,29 @@ func archiveKey(name string) string {
 		return name
 	}
 	return time.Unix(int64(label-(1<<62+10)), int64(nano)).UTC().Format(archiveLayout)
+}
+
+// ErrNotRegular: a log file a reader was to open is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenRead opens a log's current or archive for a reader (hsvc logs, which
+// root runs too): never through a symlink anywhere in path, without
+// blocking on a FIFO, and only a regular file. The log dir is the
+// service's user's, who may plant a FIFO there (root's hsvc logs hung in
+// the open for good) or a symlink to a file only root may read; svclog
+// itself writes neither, and reaches its dir through no symlink.
+func OpenRead(path string) (*os.File, error) {
+	f, err := asuser.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("open %s: %w", path, ErrNotRegular)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
