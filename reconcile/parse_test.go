@@ -1,0 +1,73 @@
+package reconcile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// config.yaml is the hermes user's file, of up to configMax bytes, and
+// each hsvc register of a gateway has PID 1 parse its profile's: its tree
+// takes about 100 MiB. 16 registers at once (one uid's share of requests)
+// took PID 1 from 5 MB to 2.4 GB of RSS, seen in a PID namespace with
+// 16 profiles of a 1 MiB `[1,1,...]`; now one is parsed at a time. (Eight
+// of a quarter of that here, for the test's time under -race.)
+func TestConfigParsesOneAtATime(t *testing.T) {
+	const n = 8
+	home := t.TempDir()
+	huge := "[" + strings.Repeat("1,", configMax/8) + "]" // 256 KiB: about 25 MiB of tree
+	want, _, _ := SlotStopTimeout(home, nil)              // no config.yaml
+	var dirs []string
+	for i := range n {
+		d := filepath.Join(home, fmt.Sprintf("p%d", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, ConfigFile), []byte(huge), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	peak := base.HeapAlloc
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { // samples the heap while the parses run
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapAlloc)
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, d := range dirs {
+		wg.Go(func() {
+			<-start
+			if stop, _, err := SlotStopTimeout(d, nil); err != nil || stop != want {
+				t.Errorf("SlotStopTimeout(%s) = %v, %v; want %v, no error", d, stop, err, want)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(stop)
+	<-done
+	if grew := (peak - base.HeapAlloc) >> 20; grew > 100 {
+		t.Errorf("%d parses of a %d-byte config.yaml at once grew the heap by %d MiB, want at most 100", n, len(huge), grew)
+	}
+}
