@@ -184,7 +184,12 @@ func word(s string) (on, ok bool) {
 // (HERMES_RESTART_DRAIN_TIMEOUT); seconds, 0 when absent, negative or not a
 // number, at most just under an hour.
 func DrainTimeout(env string, profileConfig []byte) time.Duration {
-	d, ok := seconds(env, parseConfig(profileConfig).RestartDrainTimeout)
+	return drainTimeout(env, parseConfig(profileConfig))
+}
+
+// drainTimeout is DrainTimeout of a parsed config.yaml.
+func drainTimeout(env string, c hermesConfig) time.Duration {
+	d, ok := seconds(env, c.RestartDrainTimeout)
 	if !ok {
 		return 0
 	}
@@ -196,8 +201,8 @@ func DrainTimeout(env string, profileConfig []byte) time.Duration {
 // the profile's config.yaml when set, else HERMES_CRON_DRAIN_TIMEOUT, as
 // DrainTimeout), and whether either set it. Neither, or not a number:
 // hermes' default, 30 s; 0 opts out.
-func cronDrain(env string, profileConfig []byte) (d time.Duration, set bool) {
-	d, ok := seconds(env, parseConfig(profileConfig).CronDrainTimeout)
+func cronDrain(env string, c hermesConfig) (d time.Duration, set bool) {
+	d, ok := seconds(env, c.CronDrainTimeout)
 	if !ok {
 		return DefaultCronDrain, false
 	}
@@ -266,8 +271,9 @@ func SlotStopTimeout(profileDir string, env map[string]string) (stop, asked time
 	if err != nil {
 		err = fmt.Errorf("%w: drain budget taken from %s and %s alone", err, EnvDrain, EnvCronDrain)
 	}
-	drain := DrainTimeout(env[EnvDrain], cfg)
-	cron, set := cronDrain(env[EnvCronDrain], cfg)
+	c := parseConfig(cfg) // once: a parse costs what the hermes user made the file
+	drain := drainTimeout(env[EnvDrain], c)
+	cron, set := cronDrain(env[EnvCronDrain], c)
 	asked = drain
 	if set && cron > 0 {
 		asked = max(asked, cron+CronCleanupReserve)

@@ -152,7 +152,7 @@ func TestStopTimeout(t *testing.T) {
 		{"", "agent: {cron_drain_timeout: soon}", DefaultCronDrain},
 		{"-3", "", 0},
 	} {
-		if got, _ := cronDrain(tc.env, []byte(tc.config)); got != tc.want {
+		if got, _ := cronDrain(tc.env, parseConfig([]byte(tc.config))); got != tc.want {
 			t.Errorf("cronDrain(%q, %q) = %v, want %v", tc.env, tc.config, got, tc.want)
 		}
 	}

@@ -71,3 +71,27 @@ func TestConfigParsesOneAtATime(t *testing.T) {
 		t.Errorf("%d parses of a %d-byte config.yaml at once grew the heap by %d MiB, want at most 100", n, len(huge), grew)
 	}
 }
+
+// SlotStopTimeout parses config.yaml once: it parsed it for the drain and
+// again for the cron drain. A boot parses every profile's, before the
+// static services start: 65 profiles of a 1 MiB `[1,1,...]` held the
+// boot for 33 s.
+func TestSlotStopTimeoutParsesOnce(t *testing.T) {
+	dir := t.TempDir()
+	data := []byte("[" + strings.Repeat("1,", 1<<15) + "]")
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	allocs := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	one := allocs(func() { parseConfig(data) })
+	slot := allocs(func() { SlotStopTimeout(dir, nil) })
+	if slot > one+one/2 {
+		t.Errorf("SlotStopTimeout allocated %d KiB, one parse %d KiB: want at most one parse and a half", slot>>10, one>>10)
+	}
+}
