@@ -211,6 +211,10 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 		if def, err = d.m.cfg.Render(*ref); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
+	} else {
+		// A template's essential is hinit.yaml's word; a definition's own
+		// only when root wrote it.
+		def.Essential = e.Trust.Essential(def.Essential)
 	}
 	def.User = e.Trust.User(def.User) // the trust rule (package trust)
 	return def, nil

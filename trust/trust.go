@@ -66,6 +66,14 @@ func (v Verdict) User(asked string) string {
 	return fmt.Sprintf("%d:%d", v.UID, v.GID)
 }
 
+// Essential is whether a definition that asks to be essential (asked) is
+// one: only a definition trusted as root may end the container when it
+// fails. Whoever could have written it could make it fail, with the exit
+// status of their choice, which would be a shutdown hsvc gives root only.
+func (v Verdict) Essential(asked bool) bool {
+	return asked && v.Root
+}
+
 // Judge folds the objects a definition was read from into a Verdict. The
 // zero Judge has seen nothing, and refuses.
 type Judge struct {
