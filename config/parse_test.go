@@ -252,6 +252,13 @@ services:
 		want: []string{`hinit.yaml:2: services.a.log.keep: 1001 is too large, expected at most 1000 (raise max_size to keep more)`},
 	},
 	{
+		// Each restart within the window is remembered: a scandir
+		// service's owner could make PID 1 keep any number of them.
+		name: "give_up.restarts past MaxGiveUpRestarts",
+		yaml: "services:\n  a: {command: [a], give_up: {restarts: 1001, within: 1h}}\n  b: {command: [b], give_up: {restarts: 1000, within: 1h}}\n",
+		want: []string{`hinit.yaml:2: services.a.give_up.restarts: 1001 is too large, expected at most 1000 (shorten within to give up later)`},
+	},
+	{
 		name: "bad ready",
 		yaml: `services:
   a: {command: [a], ready: {notify_fd: 1}}

@@ -24,6 +24,12 @@ var (
 // hermes user for a scandir service) writes both the setting and the dir.
 const MaxLogKeep = 1000
 
+// MaxGiveUpRestarts is the most restarts give_up.restarts may allow within
+// its window: hinit keeps the time of each restart within the window, and
+// a scandir service's owner (the hermes user) writes both the setting and
+// the crash loop (restarts: 1e12, within: 100 years kept every one).
+const MaxGiveUpRestarts = 1000
+
 // origin is where a service mapping is written; it decides which keys it may hold.
 type origin int
 
@@ -167,6 +173,10 @@ func (d *decoder) giveUp(n *yaml.Node, path string) GiveUp {
 		switch e.key {
 		case "restarts":
 			d.intTo(&g.Restarts, e.v, p, 0)
+			if g.Restarts > MaxGiveUpRestarts {
+				d.at(e.v, p, "%d is too large, expected at most %d (shorten within to give up later)", g.Restarts, MaxGiveUpRestarts)
+				g.Restarts = 0
+			}
 		case "within":
 			d.durationTo(&g.Within, e.v, p, false)
 		default:

@@ -158,7 +158,7 @@ func TestStalledStderrKeepsPID1(t *testing.T) {
 	defer r.Close() // open and never read: writes block once the pipe is full
 	defer w.Close()
 	cfg := "services:\n  crashy:\n    command: [/bin/sh, -c, 'exit 1']\n" +
-		"    backoff: {initial: 10ms, max: 10ms}\n    give_up: {restarts: 1000000, within: 1s}\n    log: {console: false}\n"
+		"    backoff: {initial: 10ms, max: 10ms}\n    give_up: {restarts: 1000, within: 1s}\n    log: {console: false}\n"
 	p := startInit(t, initOpts{config: cfg, broken: w, args: []string{"sleep", "1000"}})
 	testprog.WaitFor(t, 60*time.Second, "a thread of hinit blocked writing to the full pipe", func() bool {
 		return blockedOnPipe(p.cmd.Process.Pid)
