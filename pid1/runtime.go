@@ -38,7 +38,7 @@ func (h *hinit) prepareRuntime() {
 					h.log.Warn(fmt.Sprintf("hinit.log: %v; only root may read it", err))
 				}
 			}
-			h.logh.setOutput(f)
+			h.logh.setOutput(&ttyLog{f: f, path: f.Name()})
 			h.ttyLog = f
 		}
 	}

@@ -411,3 +411,51 @@ func TestTerminalWhenMainNeverStarts(t *testing.T) {
 		})
 	}
 }
+
+// hinit.log lives on /run, a tmpfs: the container's memory. It is kept at
+// most ttyLogMax bytes, the lines before them in hinit.log.1, and no line
+// is lost on the way. It used to grow for as long as the session lasted:
+// an s6 dir crash-looping at s6's one restart a second added 7,080 bytes a
+// minute (10 MB a day). Here the hermes user's entries that the name rule
+// refuses make the lines, one each, some 1.3 MB in all.
+func TestTTYLogBounded(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	go io.Copy(io.Discard, ptmx)
+	const n = 3000
+	p := startInit(t, initOpts{config: fmt.Sprintf("services_max: %d\n", n+10), tty: tty, args: argv(prog("sleep", "inf"))})
+	tty.Close()
+	log := filepath.Join(p.dir, "run", "hinit.log")
+	testprog.WaitFor(t, 10*time.Second, "main started in hinit.log", func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), "main started")
+	})
+	for i := range n { // one "ignoring entry" line each, some 440 bytes
+		name := fmt.Sprintf("X%04d%s", i, strings.Repeat("a", 240))
+		if err := os.WriteFile(filepath.Join(p.dir, "service", name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ignored := func(path string) int {
+		b, _ := os.ReadFile(path)
+		return strings.Count(string(b), "ignoring entry")
+	}
+	testprog.WaitFor(t, 30*time.Second, "every ignored entry logged", func() bool {
+		return ignored(log)+ignored(log+".1") >= n
+	})
+	if got := ignored(log) + ignored(log+".1"); got != n {
+		t.Errorf("%d ignoring-entry lines in hinit.log and hinit.log.1, want %d", got, n)
+	}
+	for _, f := range []string{log, log + ".1"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > ttyLogMax || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: %d bytes %v, want at most %d bytes, -rw-r-----", filepath.Base(f), fi.Size(), fi.Mode(), ttyLogMax)
+		}
+	}
+}
