@@ -267,7 +267,30 @@ func StopTimeout(drain, cron time.Duration) time.Duration {
 // config.yaml cannot be read, err says so and the timeout comes from env
 // alone.
 func SlotStopTimeout(profileDir string, env map[string]string) (stop, asked time.Duration, err error) {
+	return slotStopTimeout(profileDir, env, nil)
+}
+
+// bootConfigBudget is how many bytes of the profiles' config.yaml one boot
+// reconcile parses in all. A parse costs about 0.3 s a MiB, one at a time,
+// and the static services and main wait for the reconcile: 65 profiles of
+// a 1 MiB config.yaml, which the hermes user may write, held the boot 19 s,
+// and services_max of them would hold it many minutes. A config.yaml is a
+// few KiB, so the budget is spent only by files made to spend it; a
+// profile past it gets its drain budget from the environment alone, with a
+// warning, until its gateway is registered again (hsvc register parses its
+// own file). A variable for tests only.
+var bootConfigBudget = 8 << 20
+
+// slotStopTimeout is SlotStopTimeout taking what config.yaml it reads out
+// of *budget; nil: no budget.
+func slotStopTimeout(profileDir string, env map[string]string, budget *int) (stop, asked time.Duration, err error) {
 	cfg, err := readConfig(profileDir)
+	if budget != nil && len(cfg) > *budget {
+		err = fmt.Errorf("%s not parsed: this boot's %d KiB of config.yaml parses are spent", filepath.Join(profileDir, ConfigFile), bootConfigBudget>>10)
+		cfg = nil
+	} else if budget != nil {
+		*budget -= len(cfg)
+	}
 	if err != nil {
 		err = fmt.Errorf("%w: drain budget taken from %s and %s alone", err, EnvDrain, EnvCronDrain)
 	}

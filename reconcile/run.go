@@ -38,8 +38,9 @@ func Run(opts Options) ([]Action, error) {
 	profiles, listErr := listProfiles(home, opts.Template, opts.Slots, log)
 	errs := []error{listErr}
 	actions := make([]Action, 0, len(profiles))
+	budget := bootConfigBudget
 	for _, p := range profiles {
-		a, err := reconcileOne(opts, p, multiplex && p.name != gwstate.DefaultProfile)
+		a, err := reconcileOne(opts, p, multiplex && p.name != gwstate.DefaultProfile, &budget)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -67,7 +68,8 @@ func multiplexed(opts Options) bool {
 // reconcileOne handles one profile: read, clean, publish. A multiplexed
 // profile is registered down whatever its state says: the default gateway
 // serves it, a second gateway would be another owner of its platforms.
-func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
+// The profile's config.yaml is parsed out of budget (bootConfigBudget).
+func reconcileOne(opts Options, p profile, multiplexed bool, budget *int) (Action, error) {
 	a := Action{Profile: p.name, Prior: "none", Multiplexed: multiplexed}
 	in, err := readIntent(opts, p)
 	switch {
@@ -83,7 +85,7 @@ func reconcileOne(opts Options, p profile, multiplexed bool) (Action, error) {
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	a.StopTimeout, a.Drain, err = SlotStopTimeout(p.dir, opts.Env)
+	a.StopTimeout, a.Drain, err = slotStopTimeout(p.dir, opts.Env, budget)
 	if err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
