@@ -14,7 +14,7 @@ import (
 func TestLogPathBeforeFirstStart(t *testing.T) {
 	testprog.ExposeBinary(t)
 	root := testprog.PublicDir(t)
-	cfg := "services:\n  later:\n    command: " + prog("sleep", "60") + "\n    enabled: \"no\"\n" +
+	cfg := "services:\n  later:\n    command: " + prog("sleep", "60s") + "\n    enabled: \"no\"\n" +
 		"    log: {dir: \"${LOG_ROOT}/later\"}\n"
 	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"LOG_ROOT=" + root}})
 	p.waitOutput("main started", true)

@@ -136,7 +136,7 @@ func TestTTYLogReadableByGroup(t *testing.T) {
 	go io.Copy(io.Discard, ptmx)
 	id := testprog.UnusedUID(t)
 	cfg := fmt.Sprintf("user: \"%d:%d\"\nmain: {user: root}\n", id, id)
-	p := startInit(t, initOpts{config: cfg, tty: tty, args: argv(prog("sleep", "30"))})
+	p := startInit(t, initOpts{config: cfg, tty: tty, args: argv(prog("sleep", "30s"))})
 	tty.Close()
 	log := filepath.Join(p.dir, "run", "hinit.log")
 	testprog.WaitFor(t, 10*time.Second, "main started in hinit.log", func() bool {

@@ -106,7 +106,11 @@ func sleepProg(a []string) int {
 	if a[0] == "inf" {
 		select {}
 	}
-	d, _ := time.ParseDuration(a[0])
+	d, err := time.ParseDuration(a[0])
+	if err != nil { // "30" is no duration: a test's mistake, not 0 s
+		fmt.Fprintf(os.Stderr, "testprog sleep: %v\n", err)
+		return 2
+	}
 	time.Sleep(d)
 	return 0
 }
