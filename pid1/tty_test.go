@@ -86,12 +86,7 @@ func splitAtMainExit(t *testing.T, s string) string {
 // issue 12 hinit's lines reached the terminal whenever the runtime dir
 // could not be written.
 func TestTerminalBelongsToMain(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	_, tty, out, copied := openTerminal(t)
 	// Each run of the service says so on a fifo that main reads: main
 	// holds the terminal across two whole runs and the restart between,
 	// whatever the machine's load (it slept 0.5 s before, which a slow
@@ -102,9 +97,6 @@ func TestTerminalBelongsToMain(t *testing.T) {
 	}
 	cfg := fmt.Sprintf("services:\n  chatty:\n    command: [/bin/sh, -c, 'for i in 1 2 3 4 5; do echo svc-line; sleep 0.01; done; echo >%s; exit 3']\n", fifo) +
 		"    backoff: {initial: 10ms, max: 20ms}\n    log: {console: true}\n"
-	var out testprog.Buffer
-	copied := make(chan struct{})
-	go func() { io.Copy(&out, ptmx); close(copied) }()
 	screen := "\x1b[2J\x1b[HTUI-SCREEN"
 	p := startInit(t, initOpts{config: cfg, tty: tty,
 		env:  []string{"HINIT_LOG_LEVEL=debug", "HINIT_RUNTIME_DIR=/proc/version/run"},
@@ -200,19 +192,11 @@ func TestTerminalThatIsNotControlling(t *testing.T) {
 // "\nhinit: ...": seen with `docker run -it` and a read-only /run, or
 // `hinit -v`.
 func TestTerminalModesAfterMain(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	ptmx, tty, out, copied := openTerminal(t)
 	before, err := unix.IoctlGetTermios(int(ptmx.Fd()), unix.TCGETS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out testprog.Buffer
-	copied := make(chan struct{})
-	go func() { io.Copy(&out, ptmx); close(copied) }()
 	p := startInit(t, initOpts{bare: true, tty: tty, env: []string{"HINIT_LOG_LEVEL=info"},
 		args: []string{"/bin/sh", "-c", "stty raw -echo && printf 'RAW\\n' && kill -9 $$"}})
 	tty.Close()
@@ -246,19 +230,11 @@ func TestTerminalModesAfterMain(t *testing.T) {
 // stayed root's (crw--w---- root tty): "sh: can't create /dev/stdout:
 // Permission denied" in `docker run -it IMAGE sh`.
 func TestTerminalOwnedByMainsUser(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	_, tty, out, copied := openTerminal(t)
 	before, err := os.Stat(tty.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out testprog.Buffer
-	copied := make(chan struct{})
-	go func() { io.Copy(&out, ptmx); close(copied) }()
 	id := testprog.UnusedUID(t)
 	p := startInit(t, initOpts{config: fmt.Sprintf("user: \"%d:%d\"\n", id, id), tty: tty,
 		args: []string{"/bin/sh", "-c", "printf 'opened\\n' >/dev/stdout && printf 'by name\\n' >$(tty)"}})
@@ -287,15 +263,7 @@ func TestTerminalOwnedByMainsUser(t *testing.T) {
 // throws away with the container; only hinit without a runtime dir wrote
 // them to the terminal after main. The boot's lines stay in hinit.log.
 func TestHinitLinesAfterMain(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
-	var out testprog.Buffer
-	copied := make(chan struct{})
-	go func() { io.Copy(&out, ptmx); close(copied) }()
+	_, tty, out, copied := openTerminal(t)
 	p := startInit(t, initOpts{config: "services:\n  idle: {command: " + prog("sleep", "inf") + "}\n", tty: tty,
 		args: []string{"/bin/sh", "-c", "printf 'MAIN\\n'"}})
 	tty.Close()
@@ -327,15 +295,7 @@ func TestHinitLinesAfterMain(t *testing.T) {
 // Before, hinit stopped in the middle of its boot, main never started and
 // the container hung until a SIGCONT.
 func TestCtrlZDuringBoot(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
-	var out testprog.Buffer
-	copied := make(chan struct{})
-	go func() { io.Copy(&out, ptmx); close(copied) }()
+	ptmx, tty, out, copied := openTerminal(t)
 	dir := testprog.PublicDir(t)
 	fifo := filepath.Join(dir, "go-on")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -392,15 +352,7 @@ func TestTerminalWhenMainNeverStarts(t *testing.T) {
 			line: "hinit: error: boot hook failed: stopping the container (on_failure: stop) hook=setup err=\"exit status 3\"\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ptmx, tty, err := pty.Open()
-			if err != nil {
-				t.Skipf("no pty: %v", err)
-			}
-			defer ptmx.Close()
-			pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
-			var out testprog.Buffer
-			copied := make(chan struct{})
-			go func() { io.Copy(&out, ptmx); close(copied) }()
+			_, tty, out, copied := openTerminal(t)
 			p := startInit(t, initOpts{config: tc.config, tty: tty, args: tc.args})
 			tty.Close()
 			code := p.wait(15 * time.Second)
@@ -458,4 +410,21 @@ func TestTTYLogBounded(t *testing.T) {
 			t.Errorf("%s: %d bytes %v, want at most %d bytes, -rw-r-----", filepath.Base(f), fi.Size(), fi.Mode(), ttyLogMax)
 		}
 	}
+}
+
+// openTerminal opens a pty of 80x24 for a test (skipped without one): the
+// master, the slave for hinit, and what reaches the terminal, copied from
+// the master until the slave is closed everywhere (copied closed).
+func openTerminal(t *testing.T) (ptmx, tty *os.File, out *testprog.Buffer, copied <-chan struct{}) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24})
+	out = &testprog.Buffer{}
+	done := make(chan struct{})
+	go func() { io.Copy(out, ptmx); close(done) }()
+	return ptmx, tty, out, done
 }

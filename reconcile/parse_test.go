@@ -34,41 +34,21 @@ func TestConfigParsesOneAtATime(t *testing.T) {
 		}
 		dirs = append(dirs, d)
 	}
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
-	peak := base.HeapAlloc
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { // samples the heap while the parses run
-		defer close(done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapAlloc)
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
+	grew := heapGrowth(func() {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for _, d := range dirs {
+			wg.Go(func() {
+				<-start
+				if stop, _, err := SlotStopTimeout(d, nil); err != nil || stop != want {
+					t.Errorf("SlotStopTimeout(%s) = %v, %v; want %v, no error", d, stop, err, want)
+				}
+			})
 		}
-	}()
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for _, d := range dirs {
-		wg.Go(func() {
-			<-start
-			if stop, _, err := SlotStopTimeout(d, nil); err != nil || stop != want {
-				t.Errorf("SlotStopTimeout(%s) = %v, %v; want %v, no error", d, stop, err, want)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	close(stop)
-	<-done
-	if grew := (peak - base.HeapAlloc) >> 20; grew > 100 {
+		close(start)
+		wg.Wait()
+	}) >> 20
+	if grew > 100 {
 		t.Errorf("%d parses of a %d-byte config.yaml at once grew the heap by %d MiB, want at most 100", n, len(huge), grew)
 	}
 }
