@@ -83,6 +83,10 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 					once()
 					continue
 				}
+				if ev.Barrier != nil {
+					close(ev.Barrier) // a Sync: the events before it are applied
+					continue
+				}
 				m.dyn.apply(ev)
 			case <-m.dyn.redo:
 				m.dyn.applyDue()

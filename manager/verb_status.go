@@ -58,6 +58,16 @@ func (m *Manager) list(ctx context.Context, _ control.Caller, req *control.Reque
 	if resp := m.notScandir(ctx, req.Scandir); resp != nil {
 		return resp
 	}
+	if req.Scandir != nil {
+		// s6-svscanctl -a, "scan now": what was made in the scandir before
+		// it is a service when it returns (hermes makes a dir, calls
+		// s6-svscanctl -a, then s6-svc -u on the dir).
+		sctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
+		defer cancel()
+		if err := m.watcher.Load().Sync(sctx); err != nil {
+			m.log.Warn("scandir: changes not caught up with for s6-svscanctl", "err", err)
+		}
+	}
 	resp := control.OK()
 	resp.Names = []string{}
 	for _, s := range m.group.List() {

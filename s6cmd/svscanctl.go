@@ -8,8 +8,9 @@ import (
 
 const svscanctlSynopsis = "[ -zabhitqnN ] svscandir"
 
-// runSvscanctl is s6-svscanctl. hinit rescans its scandir by itself on every
-// change, so -a, -n, -N, -h and -z succeed at once; -t, -q, -i and -b stop
+// runSvscanctl is s6-svscanctl. hinit reads its scandir by itself on every
+// change; -a, -n, -N, -h and -z return once it has caught up with the
+// changes made before the call (Watcher.Sync); -t, -q, -i and -b stop
 // the container, which only root may do. Either way DIR must be the scandir
 // hinit watches, told by device and inode (hinit compares them with the
 // dir its watcher watches); any other dir has no supervisor, as with s6.

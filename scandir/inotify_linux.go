@@ -90,7 +90,12 @@ func (in *inotify) read() ([]rawEvent, error) {
 	if err != nil {
 		return nil, err
 	}
-	evs := parseEvents(in.buf[:n], nil)
+	return in.readQueued(parseEvents(in.buf[:n], nil)), nil
+}
+
+// readQueued adds to evs what is already queued, without waiting, at most
+// drainReads reads of it.
+func (in *inotify) readQueued(evs []rawEvent) []rawEvent {
 	for i := 0; i < drainReads; i++ {
 		// An empty queue (EAGAIN), a passed deadline or any other error
 		// ends the batch; the next waiting read reports the error again.
@@ -100,7 +105,7 @@ func (in *inotify) read() ([]rawEvent, error) {
 		}
 		evs = parseEvents(in.buf[:n], evs)
 	}
-	return evs, nil
+	return evs
 }
 
 // readOnce does one read(2) into buf. With wait it sleeps in the poller until

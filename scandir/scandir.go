@@ -169,11 +169,14 @@ func errText(err error) string {
 //	none          the service is gone: stop and forget it
 //
 // One Event has Synced set and an empty Name: it follows the first scan, once
-// every service present when Run started has been reported.
+// every service present when Run started has been reported. An Event with
+// Barrier set and an empty Name follows what a Sync asked for: the
+// consumer closes Barrier once it has applied the Events before it.
 type Event struct {
 	Name    string
 	Entry   *Entry
 	Refused bool
 	Ignored string
 	Synced  bool
+	Barrier chan<- struct{}
 }

@@ -1,6 +1,7 @@
 package scandir
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,11 @@ func TestNoInotifyPolls(t *testing.T) {
 		t.Errorf("no warning about polling in the log:\n%s", h.logs.String())
 	}
 	h.waitEntry("a", func(*Entry) bool { return true })
+	// Sync while polling: a rescan now, not at the next tick.
+	h.install("c", "command: [sleep, '3']\n")
+	if err := h.w.Sync(context.Background()); err != nil || h.entry("c") == nil {
+		t.Errorf("Sync while polling: %v; c %+v", err, h.entry("c"))
+	}
 	if !tryPoll(func() bool { return h.logs.count("an inotify instance at last") > 0 }) {
 		t.Errorf("still polling with descriptors free:\n%s", h.logs.String())
 	}

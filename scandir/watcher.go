@@ -47,8 +47,14 @@ type Watcher struct {
 	// watched is dir, dev and ino once Run has begun to watch, for
 	// OpenRoot; nil before.
 	watched atomic.Pointer[watchedDir]
-	// begun is closed once Run has begun to watch, or failed to.
-	begun chan struct{}
+	// begun is closed once Run has begun to watch, or failed to; ended
+	// once it has returned.
+	begun, ended chan struct{}
+	// syncs are the Sync requests Run has yet to answer, each a barrier
+	// to send; waker is the inotify instance whose read a request wakes
+	// (nil while polling, or before Run reads).
+	syncs chan chan<- struct{}
+	waker atomic.Pointer[inotify]
 	// chose are the entries of the scandir's path up to its last
 	// symlink when Run resolved it (trust.Resolve): whoever could
 	// replace one chose the dir watched, and is judged with every entry
@@ -94,6 +100,8 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 		dirs:         newWatches(),
 		logs:         newWatches(),
 		begun:        make(chan struct{}),
+		ended:        make(chan struct{}),
+		syncs:        make(chan chan<- struct{}, 16),
 		warned:       map[string]string{},
 		ignored:      map[string]string{},
 		pending:      map[string]bool{},
@@ -107,6 +115,7 @@ func New(dir string, max int, log *slog.Logger) *Watcher {
 // then an Event with Synced set. It returns an error when the scandir cannot
 // be watched or goes away (ErrScandirGone). Call it once per Watcher.
 func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
+	defer close(w.ended)
 	in, err := openInotify()
 	switch {
 	case err == nil:
@@ -136,6 +145,8 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	// deadline it sets, so this past deadline is never lost.
 	stop := context.AfterFunc(ctx, func() { in.setDeadline(time.Unix(1, 0)) })
 	defer stop()
+	w.waker.Store(in)
+	defer w.waker.Store(nil)
 	if !w.rescan(ctx, out) || !synced && !send(ctx, out, Event{Synced: true}) {
 		return nil
 	}
@@ -229,6 +240,73 @@ func (w *Watcher) Watches(ctx context.Context, dev, ino uint64) bool {
 	return at != nil && at.dev == dev && at.ino == ino
 }
 
+// Sync returns once every change made in the scandir before it was called
+// has reached Run's consumer (s6-svscanctl -a: "scan now"; hermes calls it
+// between making a service dir and its first s6-svc). It reads what inotify
+// has queued (or, while polling, the whole scandir) at once, without
+// waiting for the loop's turn, then waits for the consumer's Barrier. It
+// returns an error when ctx ends first, or Run is not running.
+func (w *Watcher) Sync(ctx context.Context) error {
+	select {
+	case <-w.begun:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	done := make(chan struct{})
+	select {
+	case w.syncs <- done:
+	case <-w.ended:
+		return ErrScandirGone
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// After the request is queued: the loop sets its deadline, then
+	// looks at the queue, then reads; this past deadline, set after the
+	// loop's, wakes the read, or the request is seen before it.
+	if in := w.waker.Load(); in != nil {
+		in.setDeadline(time.Unix(1, 0))
+	}
+	select {
+	case <-done:
+		return nil
+	case <-w.ended:
+		return ErrScandirGone
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// answerSyncs answers first (when not nil) and the Sync requests queued:
+// read handles what changed before them (what inotify queued, or a
+// rescan), then each gets its Barrier. It reports whether there were any,
+// and false for ok when ctx ended first.
+func (w *Watcher) answerSyncs(ctx context.Context, out chan<- Event, first chan<- struct{}, read func() bool) (asked, ok bool) {
+	var barriers []chan<- struct{}
+	if first != nil {
+		barriers = append(barriers, first)
+	}
+	for more := true; more; {
+		select {
+		case b := <-w.syncs:
+			barriers = append(barriers, b)
+		default:
+			more = false
+		}
+	}
+	if len(barriers) == 0 {
+		return false, true
+	}
+	if !read() {
+		return true, false
+	}
+	for _, b := range barriers {
+		if !send(ctx, out, Event{Barrier: b}) {
+			return true, false
+		}
+	}
+	return true, true
+}
+
 func sameDir(sys any, at *watchedDir) bool {
 	st, ok := sys.(*syscall.Stat_t)
 	return ok && st.Dev == at.dev && st.Ino == at.ino
@@ -243,10 +321,20 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		// A request queued after this look sets its past deadline
+		// after the one above, and wakes the read.
+		if asked, ok := w.answerSyncs(ctx, out, nil, func() bool { return w.readQueued(ctx, out) }); !ok {
+			return nil
+		} else if asked {
+			continue // readQueued cleared the deadline
+		}
 		evs, err := w.in.read()
+		next := w.nextRescan()
 		switch {
 		case ctx.Err() != nil:
 			return nil
+		case errors.Is(err, os.ErrDeadlineExceeded) && (next.IsZero() || time.Now().Before(next)):
+			continue // woken before its deadline: by a Sync
 		case errors.Is(err, os.ErrDeadlineExceeded) && w.retryDue():
 			if !w.retry(ctx, out) {
 				return nil
@@ -260,27 +348,45 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 		case err != nil:
 			return err
 		}
-		dirty, overflow, err := w.note(evs)
-		if err != nil {
+		if ok, err := w.handle(ctx, out, evs); !ok {
 			return err
 		}
-		if overflow && w.rescanAt.IsZero() {
-			gap := max(w.OverflowGap, 4*w.scanCost)
-			if due := w.scanEnd.Add(gap); time.Now().Before(due) {
-				w.log.Warn("scandir: inotify queue overflowed; rescanning soon", "in", time.Until(due).Round(time.Millisecond))
-				w.rescanAt = due // the events meanwhile are still handled
-			} else {
-				w.log.Warn("scandir: inotify queue overflowed; rescanning")
-				if !w.rescan(ctx, out) {
-					return nil
-				}
-				continue
-			}
-		}
-		if !w.update(ctx, out, dirty) {
-			return nil
+	}
+}
+
+// handle turns a batch of inotify events into Events on out. It returns
+// false, with the error that ends Run or nil, when Run must end.
+func (w *Watcher) handle(ctx context.Context, out chan<- Event, evs []rawEvent) (bool, error) {
+	dirty, overflow, err := w.note(evs)
+	if err != nil {
+		return false, err
+	}
+	if overflow && w.rescanAt.IsZero() {
+		gap := max(w.OverflowGap, 4*w.scanCost)
+		if due := w.scanEnd.Add(gap); time.Now().Before(due) {
+			w.log.Warn("scandir: inotify queue overflowed; rescanning soon", "in", time.Until(due).Round(time.Millisecond))
+			w.rescanAt = due // the events meanwhile are still handled
+		} else {
+			w.log.Warn("scandir: inotify queue overflowed; rescanning")
+			return w.rescan(ctx, out), nil
 		}
 	}
+	return w.update(ctx, out, dirty), nil
+}
+
+// readQueued handles, for a Sync, the events inotify has queued, without
+// waiting for more. A Run-ending error is left for the loop's next read
+// to find again.
+func (w *Watcher) readQueued(ctx context.Context, out chan<- Event) bool {
+	if err := w.in.setDeadline(time.Time{}); err != nil {
+		return true // the loop's next deadline fails the same way, and says so
+	}
+	evs := w.in.readQueued(nil)
+	if len(evs) == 0 {
+		return true
+	}
+	ok, _ := w.handle(ctx, out, evs)
+	return ok
 }
 
 // PollEvery is how often a Watcher without inotify reads the whole
@@ -304,6 +410,11 @@ func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) 
 		select {
 		case <-ctx.Done():
 			return nil, nil
+		case b := <-w.syncs:
+			if _, ok := w.answerSyncs(ctx, out, b, func() bool { return w.rescan(ctx, out) }); !ok {
+				return nil, nil
+			}
+			continue
 		case <-tick.C:
 		}
 		if in, err := openInotify(); err == nil {

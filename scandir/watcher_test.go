@@ -517,3 +517,20 @@ func TestEntryCurrent(t *testing.T) {
 	h.install("svc", yamlA)
 	h.waitEntry("svc", func(e *Entry) bool { return e.Current() })
 }
+
+// Sync returns once every change made before it has reached the consumer:
+// a dir renamed into place, then Sync, and the consumer has it, each time,
+// with nothing to wait for.
+func TestSyncCatchesUp(t *testing.T) {
+	h := start(t, "", 1000, nil)
+	for i := range 100 {
+		name := "s" + strconv.Itoa(i)
+		h.install(name, yamlA)
+		if err := h.w.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if h.entry(name) == nil {
+			t.Fatalf("%s (round %d) not reported when Sync returned: %s", name, i, h.summary())
+		}
+	}
+}
