@@ -398,7 +398,8 @@ const PollEvery = time.Second
 // had again (another container's watcher gone): poll returns it, watching
 // the scandir, and Run goes on as if it had had one from the start. It
 // returns nil when ctx ends, with an error when the scandir was replaced
-// meanwhile. A scandir replaced while polling reads as empty, as its root
+// meanwhile. An instance that cannot watch the scandir (no watch left:
+// ENOSPC) is closed, and polling goes on. A scandir replaced while polling reads as empty, as its root
 // watch's event would have ended Run.
 func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) {
 	if !w.rescan(ctx, out) || !send(ctx, out, Event{Synced: true}) {
@@ -406,6 +407,7 @@ func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) 
 	}
 	tick := time.NewTicker(PollEvery)
 	defer tick.Stop()
+	watchSaid := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -418,17 +420,32 @@ func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) 
 		case <-tick.C:
 		}
 		if in, err := openInotify(); err == nil {
-			if err := w.watchRoot(in); err != nil {
-				in.close()
-				return nil, err
+			err := w.watchRoot(in)
+			if err == nil {
+				w.log.Info("scandir: an inotify instance at last; reading the scandir only when it changes")
+				return in, nil
 			}
-			w.log.Info("scandir: an inotify instance at last; reading the scandir only when it changes")
-			return in, nil
+			in.close()
+			w.in, w.rootWd = nil, -1 // still polling: watch and look see no instance
+			if !noWatch(err) {
+				return nil, err // replaced, or gone
+			}
+			if !watchSaid {
+				watchSaid = true
+				w.log.Warn(fmt.Sprintf("scandir: an inotify instance but no watch for the scandir; reading it every %v still", PollEvery), "err", err)
+			}
 		}
 		if !w.rescan(ctx, out) {
 			return nil, nil
 		}
 	}
+}
+
+// noWatch reports whether adding a watch failed for want of one (ENOSPC:
+// fs.inotify.max_user_watches, per user like the instances, used up) or of
+// another resource: a Watcher that polls goes on polling then.
+func noWatch(err error) bool {
+	return errors.Is(err, unix.ENOSPC) || transient(err)
 }
 
 // nextRescan is the deadline of the next rescan: an overflow's put off, or

@@ -1,0 +1,72 @@
+package scandir
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// inOwnUserNS runs the calling test again in a user namespace of its own
+// (root mapped to our uid), where /proc/sys/user/max_inotify_* are that
+// namespace's limits: the test may lower them without touching the
+// host's. It reports true in the child, which runs the test; in the parent
+// it reports the child's result and returns false. It skips when the
+// kernel refuses the namespace.
+func inOwnUserNS(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv("HINIT_TEST_USERNS") == t.Name() {
+		b, err := os.ReadFile("/proc/self/uid_map")
+		if err != nil || strings.Fields(string(b))[2] == "4294967295" {
+			t.Fatalf("not in a user namespace of our own: uid_map %q, %v", b, err)
+		}
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "HINIT_TEST_USERNS="+t.Name())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}}
+	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(err.Error(), "fork/exec") {
+		t.Skipf("no user namespace: %v", err)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Errorf("in a user namespace: %v\n%s", err, out)
+	}
+	return false
+}
+
+// A Watcher that polls for want of an inotify instance and then gets one
+// but no watch for the scandir (fs.inotify.max_user_watches, per user as
+// the instances are, used up on the host) goes on polling. Before, Run
+// returned "inotify_add_watch ...: no space left on device": hinit picked
+// up no dynamic service any more, what the polling fallback was made to
+// prevent.
+func TestPollWithoutWatchGoesOn(t *testing.T) {
+	if !inOwnUserNS(t) {
+		return
+	}
+	const instances, watches = "/proc/sys/user/max_inotify_instances", "/proc/sys/user/max_inotify_watches"
+	must(t, os.WriteFile(instances, []byte("0\n"), 0))
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "a", "service.yaml"), []byte("command: [sleep, '1']\n"), 0o644))
+	h := start(t, dir, 10, nil)
+	h.waitEntry("a", func(*Entry) bool { return true })
+	must(t, os.WriteFile(watches, []byte("0\n"), 0))
+	must(t, os.WriteFile(instances, []byte("128\n"), 0))
+	if !tryPoll(func() bool { return h.logs.count("no watch for the scandir") > 0 }) {
+		t.Fatalf("no instance taken, or Run ended; logs:\n%s", h.logs.String())
+	}
+	h.install("b", "command: [sleep, '2']\n")
+	h.waitEntry("b", func(e *Entry) bool { return e.Err == nil })
+	must(t, os.WriteFile(watches, []byte("100000\n"), 0))
+	if !tryPoll(func() bool { return h.logs.count("an inotify instance at last") > 0 }) {
+		t.Errorf("still polling with watches free; logs:\n%s", h.logs.String())
+	}
+	must(t, os.RemoveAll(filepath.Join(dir, "a")))
+	h.waitGone("a")
+}
