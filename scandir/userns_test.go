@@ -70,3 +70,27 @@ func TestPollWithoutWatchGoesOn(t *testing.T) {
 	must(t, os.RemoveAll(filepath.Join(dir, "a")))
 	h.waitGone("a")
 }
+
+// A Watcher that has an inotify instance from the start but no watch for
+// the scandir polls, as one without an instance does, and stops once a
+// watch can be had. Before, Run returned "no space left on device".
+func TestNoWatchAtStartPolls(t *testing.T) {
+	if !inOwnUserNS(t) {
+		return
+	}
+	const watches = "/proc/sys/user/max_inotify_watches"
+	must(t, os.WriteFile(watches, []byte("0\n"), 0))
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "a", "service.yaml"), []byte("command: [sleep, '1']\n"), 0o644))
+	h := start(t, dir, 10, nil)
+	h.waitEntry("a", func(*Entry) bool { return true })
+	h.install("b", "command: [sleep, '2']\n")
+	h.waitEntry("b", func(e *Entry) bool { return e.Err == nil })
+	must(t, os.WriteFile(watches, []byte("100000\n"), 0))
+	if !tryPoll(func() bool { return h.logs.count("an inotify instance at last") > 0 }) {
+		t.Errorf("still polling with watches free; logs:\n%s", h.logs.String())
+	}
+	must(t, os.RemoveAll(filepath.Join(dir, "a")))
+	h.waitGone("a")
+}

@@ -119,8 +119,16 @@ func (w *Watcher) Run(ctx context.Context, out chan<- Event) error {
 	in, err := openInotify()
 	switch {
 	case err == nil:
-		defer in.close()
-		err = w.watchScandir(in)
+		if err = w.watchScandir(in); !noWatch(err) {
+			defer in.close()
+			break
+		}
+		// An instance but no watch for the scandir (the watches are
+		// per user too): poll as without an instance.
+		in.close()
+		w.log.Warn(fmt.Sprintf("scandir: no inotify watch for the scandir; reading it every %v until there is one", PollEvery), "err", err)
+		in = nil
+		err = w.watchScandir(nil)
 	case transient(err):
 		// No inotify instance for now (the host's fs.inotify.max_user_instances
 		// is per user, shared by every container of root): read the
