@@ -115,7 +115,7 @@ func (h *hinit) setupOutput() {
 // goes with the container.
 func (h *hinit) logToStderrAgain() {
 	if h.ttyLog != nil {
-		h.logh.setOutput(io.MultiWriter(h.errGate, h.ttyLog))
+		h.logh.setOutput(io.MultiWriter(h.errGate, &ttyLog{f: h.ttyLog, path: h.ttyLog.Name()})) // still bounded
 	}
 }
 
