@@ -428,3 +428,26 @@ func openTerminal(t *testing.T) (ptmx, tty *os.File, out *testprog.Buffer, copie
 	go func() { io.Copy(out, ptmx); close(done) }()
 	return ptmx, tty, out, done
 }
+
+// In a TTY session, a main that hinit cannot kill at the shutdown deadline
+// (root without CAP_KILL, main as hermes: TestShutdownWithoutCapKill)
+// ends with hinit, and hinit's lines from then on reach the terminal, as
+// they do once main has exited. Before, they went to hinit.log alone: the
+// container exited 137 with nothing on the screen, and --rm threw the file
+// away.
+func TestTTYMainHinitCannotKill(t *testing.T) {
+	_, tty, out, copied := openTerminal(t)
+	p := startInit(t, initOpts{config: "main: {user: \"10000:10000\"}\n", tty: tty, args: []string{"sleep", "60"},
+		env: []string{"HINIT_SHUTDOWN_TIMEOUT=400ms"}, dropCaps: "-kill"})
+	tty.Close()
+	testprog.WaitFor(t, 10*time.Second, "main started in hinit.log", func() bool {
+		b, _ := os.ReadFile(filepath.Join(p.dir, "run", "hinit.log"))
+		return strings.Contains(string(b), "main started")
+	})
+	p.signal(syscall.SIGTERM)
+	code := p.wait(10 * time.Second)
+	<-copied
+	if s := out.String(); code != 137 || !strings.Contains(s, "cannot kill main: it ends with hinit") || !strings.HasSuffix(s, "hinit: shutdown complete\r\n") {
+		t.Errorf("exit %d, terminal %q; want 137 and hinit's lines from \"cannot kill main\" to \"shutdown complete\"", code, s)
+	}
+}
