@@ -401,32 +401,49 @@ func (w *Watcher) readQueued(ctx context.Context, out chan<- Event) bool {
 // scandir again (Run).
 const PollEvery = time.Second
 
-// poll is loop without inotify: a rescan every PollEvery, which also reads
+// poll is loop without inotify: a rescan every PollEvery (or four times
+// what the last one took, when that is longer), which also reads
 // again the names a look could not read, until an inotify instance can be
 // had again (another container's watcher gone): poll returns it, watching
 // the scandir, and Run goes on as if it had had one from the start. It
 // returns nil when ctx ends, with an error when the scandir was replaced
 // meanwhile. An instance that cannot watch the scandir (no watch left:
-// ENOSPC) is closed, and polling goes on. A scandir replaced while polling reads as empty, as its root
-// watch's event would have ended Run.
+// ENOSPC) is closed, and polling goes on. A scandir replaced while polling
+// reads as empty, as its root watch's event would have ended Run.
 func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) {
 	if !w.rescan(ctx, out) || !send(ctx, out, Event{Synced: true}) {
 		return nil, nil
 	}
-	tick := time.NewTicker(PollEvery)
-	defer tick.Stop()
 	watchSaid := false
+	var waiting []chan<- struct{} // Syncs, answered after the next rescan
 	for {
-		select {
-		case <-ctx.Done():
+		// Every PollEvery, but never more than a fifth of the time, as
+		// an overflow's rescans: the hermes user may fill the scandir
+		// with names, and each rescan lists them all. A Sync waits for
+		// that rescan rather than bringing it forward, so s6-svscanctl
+		// -a cannot make PID 1 read the scandir at will.
+		t := time.NewTimer(max(PollEvery, 4*w.scanCost))
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, nil
+			case b := <-w.syncs:
+				waiting = append(waiting, b)
+			case <-t.C:
+				break wait
+			}
+		}
+		if !w.rescan(ctx, out) {
 			return nil, nil
-		case b := <-w.syncs:
-			if _, ok := w.answerSyncs(ctx, out, b, func() bool { return w.rescan(ctx, out) }); !ok {
+		}
+		for _, b := range waiting {
+			if !send(ctx, out, Event{Barrier: b}) {
 				return nil, nil
 			}
-			continue
-		case <-tick.C:
 		}
+		waiting = nil
 		if in, err := openInotify(); err == nil {
 			err := w.watchRoot(in)
 			if err == nil {
@@ -442,9 +459,6 @@ func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) 
 				watchSaid = true
 				w.log.Warn(fmt.Sprintf("scandir: an inotify instance but no watch for the scandir; reading it every %v still", PollEvery), "err", err)
 			}
-		}
-		if !w.rescan(ctx, out) {
-			return nil, nil
 		}
 	}
 }
