@@ -105,7 +105,7 @@ func TestNoInotifyPolls(t *testing.T) {
 		t.Errorf("no warning about polling in the log:\n%s", h.logs.String())
 	}
 	h.waitEntry("a", func(*Entry) bool { return true })
-	// Sync while polling: a rescan now, not at the next tick.
+	// Sync while polling: answered after the next rescan.
 	h.install("c", "command: [sleep, '3']\n")
 	if err := h.w.Sync(context.Background()); err != nil || h.entry("c") == nil {
 		t.Errorf("Sync while polling: %v; c %+v", err, h.entry("c"))

@@ -251,8 +251,9 @@ func (w *Watcher) Watches(ctx context.Context, dev, ino uint64) bool {
 // Sync returns once every change made in the scandir before it was called
 // has reached Run's consumer (s6-svscanctl -a: "scan now"; hermes calls it
 // between making a service dir and its first s6-svc). It reads what inotify
-// has queued (or, while polling, the whole scandir) at once, without
-// waiting for the loop's turn, then waits for the consumer's Barrier. It
+// has queued at once, without waiting for the loop's turn (while polling,
+// it waits for the next rescan, which it never brings forward: anyone who
+// may reach hinit may call it), then waits for the consumer's Barrier. It
 // returns an error when ctx ends first, or Run is not running.
 func (w *Watcher) Sync(ctx context.Context) error {
 	select {
@@ -284,15 +285,11 @@ func (w *Watcher) Sync(ctx context.Context) error {
 	}
 }
 
-// answerSyncs answers first (when not nil) and the Sync requests queued:
-// read handles what changed before them (what inotify queued, or a
-// rescan), then each gets its Barrier. It reports whether there were any,
-// and false for ok when ctx ended first.
-func (w *Watcher) answerSyncs(ctx context.Context, out chan<- Event, first chan<- struct{}, read func() bool) (asked, ok bool) {
+// answerSyncs answers the Sync requests queued: read handles what changed
+// before them (what inotify queued), then each gets its Barrier. It
+// reports whether there were any, and false for ok when ctx ended first.
+func (w *Watcher) answerSyncs(ctx context.Context, out chan<- Event, read func() bool) (asked, ok bool) {
 	var barriers []chan<- struct{}
-	if first != nil {
-		barriers = append(barriers, first)
-	}
 	for more := true; more; {
 		select {
 		case b := <-w.syncs:
@@ -331,7 +328,7 @@ func (w *Watcher) loop(ctx context.Context, out chan<- Event) error {
 		}
 		// A request queued after this look sets its past deadline
 		// after the one above, and wakes the read.
-		if asked, ok := w.answerSyncs(ctx, out, nil, func() bool { return w.readQueued(ctx, out) }); !ok {
+		if asked, ok := w.answerSyncs(ctx, out, func() bool { return w.readQueued(ctx, out) }); !ok {
 			return nil
 		} else if asked {
 			continue // readQueued cleared the deadline
