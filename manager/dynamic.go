@@ -218,6 +218,9 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 	} else {
 		// A template's essential is hinit.yaml's word; a definition's own
 		// only when root wrote it.
+		if def.Essential && !e.Trust.Essential(true) {
+			d.m.log.Warn("essential: true ignored: only a definition root wrote may end the container", "svc", e.Name)
+		}
 		def.Essential = e.Trust.Essential(def.Essential)
 	}
 	def.User = e.Trust.User(def.User) // the trust rule (package trust)

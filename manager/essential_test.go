@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,10 @@ func TestEssentialOnlyFromRoot(t *testing.T) {
 			testprog.WaitFor(t, 10*time.Second, name+" exited", func() bool { return f.State(name) == "exited" })
 			if got := f.Shutdowns(); !slices.Equal(got, tc.want) {
 				t.Errorf("shutdowns requested %v, want %v", got, tc.want)
+			}
+			const ignored = "essential: true ignored: only a definition root wrote may end the container"
+			if said := strings.Contains(f.Logged.String(), ignored); said != (tc.owner == 10000 && tc.want == nil) {
+				t.Errorf("warning %q said %v; the log:\n%s", ignored, said, f.Logged.String())
 			}
 		})
 	}

@@ -79,7 +79,8 @@ func Check(name string) error { return check("service", name, Valid(name), Rule)
 func CheckTemplate(name string) error { return check("template", name, Valid(name), Rule) }
 
 // ValidEnv reports whether name can be an environment variable's: what
-// execve and the environment dir (a file per variable) can carry.
+// execve can carry. The environment dir (a file per variable) refuses more
+// names still (contenvd: "/", a leading ".", over 255 bytes).
 func ValidEnv(name string) bool { return name != "" && !strings.ContainsAny(name, "=\x00") }
 
 // CheckEnv returns nil for a valid environment variable name.
