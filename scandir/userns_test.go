@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"hinit/internal/testprog"
 )
 
 // inOwnUserNS runs the calling test again in a user namespace of its own
@@ -115,29 +113,23 @@ func TestNoWatchAtStartPolls(t *testing.T) {
 // as an overflow's are. Before, it rescanned every PollEvery whatever a
 // rescan cost: 200,000 empty files kept a core 36% busy (105% with -race),
 // and a scandir whose rescan takes a second or more kept it busy for good.
-// It measures a rate, so it needs -race (or a slow machine) to fail
-// without the spacing: 100,000 files take about a second to rescan then.
-func TestPollingIsBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("makes 100,000 files")
+func TestPollGap(t *testing.T) {
+	w := New(t.TempDir(), 10, discardLogger())
+	for cost, want := range map[time.Duration]time.Duration{0: PollEvery, 100 * time.Millisecond: PollEvery,
+		time.Second: 4 * time.Second, 3 * time.Second: 12 * time.Second} {
+		if w.scanCost = cost; w.pollGap() != want {
+			t.Errorf("a rescan of %v: next one %v later, want %v", cost, w.pollGap(), want)
+		}
 	}
+}
+
+// A polling Watcher whose scandir is removed ends Run with ErrScandirGone,
+// as the root watch's event ends it with inotify. Before, it rescanned the
+// missing dir every second for good, with an error line each time.
+func TestPollingScandirRemovedEndsRun(t *testing.T) {
 	if !inOwnUserNS(t) {
 		return
 	}
 	setLimit(t, "max_inotify_instances", 0)
-	dir := t.TempDir()
-	for i := range 100000 {
-		must(t, os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), nil, 0o644))
-	}
-	start(t, dir, 10, nil)
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		must(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	c, w := cpu(), time.Now()
-	testprog.WaitFor(t, 30*time.Second, "10 s to pass", func() bool { return time.Since(w) > 10*time.Second })
-	if busy := float64(cpu()-c) / float64(time.Since(w)); busy > 0.35 {
-		t.Errorf("polling kept %.0f%% of a core busy, want at most about 20%%", 100*busy)
-	}
+	scandirRemovedEndsRun(t)
 }

@@ -403,10 +403,10 @@ const PollEvery = time.Second
 // again the names a look could not read, until an inotify instance can be
 // had again (another container's watcher gone): poll returns it, watching
 // the scandir, and Run goes on as if it had had one from the start. It
-// returns nil when ctx ends, with an error when the scandir was replaced
-// meanwhile. An instance that cannot watch the scandir (no watch left:
-// ENOSPC) is closed, and polling goes on. A scandir replaced while polling
-// reads as empty, as its root watch's event would have ended Run.
+// returns nil when ctx ends, with ErrScandirGone when the scandir was
+// removed or replaced meanwhile (the rescan that found it so reported its
+// services gone). An instance that cannot watch the scandir (no watch
+// left: ENOSPC) is closed, and polling goes on.
 func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) {
 	if !w.rescan(ctx, out) || !send(ctx, out, Event{Synced: true}) {
 		return nil, nil
@@ -419,7 +419,7 @@ func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) 
 		// with names, and each rescan lists them all. A Sync waits for
 		// that rescan rather than bringing it forward, so s6-svscanctl
 		// -a cannot make PID 1 read the scandir at will.
-		t := time.NewTimer(max(PollEvery, 4*w.scanCost))
+		t := time.NewTimer(w.pollGap())
 	wait:
 		for {
 			select {
@@ -434,6 +434,9 @@ func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) 
 		}
 		if !w.rescan(ctx, out) {
 			return nil, nil
+		}
+		if err := w.stillThere(); err != nil {
+			return nil, err // as the root watch's event would have ended Run
 		}
 		for _, b := range waiting {
 			if !send(ctx, out, Event{Barrier: b}) {
@@ -458,6 +461,24 @@ func (w *Watcher) poll(ctx context.Context, out chan<- Event) (*inotify, error) 
 			}
 		}
 	}
+}
+
+// pollGap is the wait between two rescans of a polling Watcher: PollEvery,
+// or four times what the last rescan took when that is longer.
+func (w *Watcher) pollGap() time.Duration { return max(PollEvery, 4*w.scanCost) }
+
+// stillThere reports ErrScandirGone when the scandir Run watches has been
+// removed or replaced: what its root watch's event tells a Watcher that
+// has inotify, a polling one asks after each rescan.
+func (w *Watcher) stillThere() error {
+	fd, err := w.openScandir()
+	if errors.Is(err, ErrScandirGone) {
+		return err
+	}
+	if err == nil {
+		unix.Close(fd)
+	}
+	return nil
 }
 
 // noWatch reports whether adding a watch failed for want of one (ENOSPC:

@@ -409,6 +409,13 @@ func overflowWith(t *testing.T, setup func(*Watcher), resume func(*harness)) (h 
 }
 
 func TestScandirRemovedEndsRun(t *testing.T) {
+	scandirRemovedEndsRun(t)
+}
+
+// scandirRemovedEndsRun checks that Run returns ErrScandirGone once its
+// scandir is removed.
+func scandirRemovedEndsRun(t *testing.T) {
+	t.Helper()
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "service")
 	must(t, os.Mkdir(dir, 0o755))
