@@ -174,6 +174,7 @@ func boot(args []string, opts *options) int {
 
 	argv := routeMain(set.cfg.Main, args, env)
 	if len(argv) == 0 {
+		h.logToStderrAgain() // main will not run: the terminal is nobody's
 		h.fatal(fmt.Errorf("nothing to run: give the container a command, or set main.default in %s", or(set.cfg.File, DefaultConfig)))
 		return h.finish(2)
 	}

@@ -350,6 +350,7 @@ func TestTerminalWhenMainNeverStarts(t *testing.T) {
 			line: "hinit: error: main: exec /nonexistent/main: no such file or directory\r\n"},
 		{name: "hook failed", config: "boot:\n  - {name: setup, command: [/bin/sh, -c, 'exit 3']}\n", args: []string{"/bin/true"}, code: 3,
 			line: "hinit: error: boot hook failed: stopping the container (on_failure: stop) hook=setup err=\"exit status 3\"\r\n"},
+		{name: "nothing to run", config: "services_max: 5\n", code: 2, line: "hinit: shutdown complete\r\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, tty, out, copied := openTerminal(t)
