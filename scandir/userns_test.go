@@ -64,11 +64,7 @@ func TestPollWithoutWatchGoesOn(t *testing.T) {
 		return
 	}
 	setLimit(t, "max_inotify_instances", 0)
-	dir := t.TempDir()
-	must(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "a", "service.yaml"), []byte("command: [sleep, '1']\n"), 0o644))
-	h := start(t, dir, 10, nil)
-	h.waitEntry("a", func(*Entry) bool { return true })
+	h := startWithA(t)
 	setLimit(t, "max_inotify_watches", 0)
 	setLimit(t, "max_inotify_instances", 128)
 	if !tryPoll(func() bool { return h.logs.count("no watch for the scandir") > 0 }) {
@@ -77,11 +73,7 @@ func TestPollWithoutWatchGoesOn(t *testing.T) {
 	h.install("b", "command: [sleep, '2']\n")
 	h.waitEntry("b", func(e *Entry) bool { return e.Err == nil })
 	setLimit(t, "max_inotify_watches", 100000)
-	if !tryPoll(func() bool { return h.logs.count("an inotify instance at last") > 0 }) {
-		t.Errorf("still polling with watches free; logs:\n%s", h.logs.String())
-	}
-	must(t, os.RemoveAll(filepath.Join(dir, "a")))
-	h.waitGone("a")
+	watchesAgain(t, h)
 }
 
 // A Watcher that has an inotify instance from the start but no watch for
@@ -92,19 +84,11 @@ func TestNoWatchAtStartPolls(t *testing.T) {
 		return
 	}
 	setLimit(t, "max_inotify_watches", 0)
-	dir := t.TempDir()
-	must(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
-	must(t, os.WriteFile(filepath.Join(dir, "a", "service.yaml"), []byte("command: [sleep, '1']\n"), 0o644))
-	h := start(t, dir, 10, nil)
-	h.waitEntry("a", func(*Entry) bool { return true })
+	h := startWithA(t)
 	h.install("b", "command: [sleep, '2']\n")
 	h.waitEntry("b", func(e *Entry) bool { return e.Err == nil })
 	setLimit(t, "max_inotify_watches", 100000)
-	if !tryPoll(func() bool { return h.logs.count("an inotify instance at last") > 0 }) {
-		t.Errorf("still polling with watches free; logs:\n%s", h.logs.String())
-	}
-	must(t, os.RemoveAll(filepath.Join(dir, "a")))
-	h.waitGone("a")
+	watchesAgain(t, h)
 }
 
 // A polling Watcher spends at most about a fifth of its time rescanning,
@@ -132,4 +116,27 @@ func TestPollingScandirRemovedEndsRun(t *testing.T) {
 	}
 	setLimit(t, "max_inotify_instances", 0)
 	scandirRemovedEndsRun(t)
+}
+
+// startWithA starts a Watcher of a scandir that holds the service a, and
+// waits until a is reported.
+func startWithA(t *testing.T) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "a"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "a", "service.yaml"), []byte("command: [sleep, '1']\n"), 0o644))
+	h := start(t, dir, 10, nil)
+	h.waitEntry("a", func(*Entry) bool { return true })
+	return h
+}
+
+// watchesAgain checks that a polling Watcher takes an inotify instance and
+// watch once it can, and reports a's removal then.
+func watchesAgain(t *testing.T, h *harness) {
+	t.Helper()
+	if !tryPoll(func() bool { return h.logs.count("an inotify instance at last") > 0 }) {
+		t.Errorf("still polling with watches free; logs:\n%s", h.logs.String())
+	}
+	must(t, os.RemoveAll(filepath.Join(h.dir, "a")))
+	h.waitGone("a")
 }
