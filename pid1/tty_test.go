@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -308,7 +309,7 @@ func TestCtrlZDuringBoot(t *testing.T) {
 		}
 	}
 	defer release()
-	hook := fmt.Sprintf("echo >%s/in-hook; read x <%s", dir, fifo)
+	hook := fmt.Sprintf("echo $PPID >%s/in-hook.tmp && mv %s/in-hook.tmp %s/in-hook; read x <%s", dir, dir, dir, fifo)
 	cfg := fmt.Sprintf("boot:\n  - {name: wait, command: [/bin/sh, -c, %q]}\n", hook)
 	// A job-control shell puts hinit in a group of its own, the
 	// terminal's foreground, in the shell's session: the group is not
@@ -317,9 +318,19 @@ func TestCtrlZDuringBoot(t *testing.T) {
 		wrap: []string{"/bin/sh", "-c", `set -m; "$@"; rc=$?; [ $rc -gt 128 ] && kill -9 %1; printf 'rc=%s\n' $rc`, "sh"},
 		args: []string{"/bin/sh", "-c", "printf 'MAIN\\n'; exit 7"}})
 	tty.Close()
+	var hinitPID string
 	testprog.WaitFor(t, 15*time.Second, "the boot hook to run", func() bool {
-		_, err := os.Stat(filepath.Join(dir, "in-hook"))
+		b, err := os.ReadFile(filepath.Join(dir, "in-hook"))
+		hinitPID = strings.TrimSpace(string(b))
 		return err == nil
+	})
+	// The hook's fork is a window where hinit has SIGTSTP at its default,
+	// for the child to inherit (childsig.SetTTY): the boot is after it.
+	testprog.WaitFor(t, 5*time.Second, "hinit to ignore SIGTSTP again after the hook's fork", func() bool {
+		b, err := os.ReadFile("/proc/" + hinitPID + "/status")
+		_, ign, _ := strings.Cut(string(b), "SigIgn:\t")
+		mask, perr := strconv.ParseUint(strings.TrimSpace(strings.SplitN(ign, "\n", 2)[0]), 16, 64)
+		return err == nil && perr == nil && mask&(1<<(syscall.SIGTSTP-1)) != 0
 	})
 	ptmx.Write([]byte{0x1a}) // Ctrl-Z
 	testprog.WaitFor(t, 5*time.Second, "^Z echoed: the terminal has sent SIGTSTP", func() bool {
