@@ -135,9 +135,10 @@ func execIn(st State, path string, argv, env []string) syscall.Errno {
 	return syscall.EINVAL
 }
 
-// ttySignals are the terminal's stop signals, which hinit ignores itself,
-// as a PID 1 must: a terminal's background reads and writes, or a Ctrl-Z
-// while hinit's group has the foreground (its boot), would stop it.
+// ttySignals are the terminal's stop signals, which hinit ignores (SIGTSTP:
+// catches) itself, as a PID 1 must: a terminal's background reads and
+// writes, or a Ctrl-Z while hinit's group has the foreground (its boot),
+// would stop it.
 var ttySignals = [3]syscall.Signal{syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU}
 
 // SetTTY gives SIGTSTP, SIGTTIN and SIGTTOU the dispositions a child that ignores
@@ -153,23 +154,37 @@ var ttySignals = [3]syscall.Signal{syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIG
 // 1 the kernel drops a default-action signal to the namespace's init
 // anyway, so the window cannot stop hinit; as a subreaper it lasts one
 // fork.
+//
+// SIGTSTP is left alone: hinit catches it (reaper.IgnoreTTYSignals), so
+// that it is never at its default in hinit, and a caught signal is the
+// child's default after the fork (the runtime resets its handlers there);
+// a child that must ignore it starts through the shim, as for any signal
+// the runtime handles. SIGTTIN and SIGTTOU must be ignored, not caught: a
+// background tcsetattr or write proceeds then, where a caught one would be
+// interrupted.
 func SetTTY(ignored Set) (restore func(), err error) {
 	var old [len(ttySignals)]sigaction
+	var set [len(ttySignals)]bool
+	undo := func() {
+		for i, s := range ttySignals {
+			if set[i] {
+				rtSigaction(s, &old[i], nil)
+			}
+		}
+	}
 	for i, s := range ttySignals {
+		if s == syscall.SIGTSTP {
+			continue // caught, never at its default here
+		}
 		var act sigaction // SIG_DFL
 		if ignored.Has(s) {
 			act.handler = sigIgn
 		}
 		if e := rtSigaction(s, &act, &old[i]); e != 0 {
-			for j := range i {
-				rtSigaction(ttySignals[j], &old[j], nil)
-			}
+			undo()
 			return nil, e
 		}
+		set[i] = true
 	}
-	return func() {
-		for i, s := range ttySignals {
-			rtSigaction(s, &old[i], nil)
-		}
-	}, nil
+	return undo, nil
 }

@@ -82,17 +82,21 @@ func New(log *slog.Logger) *Reaper {
 	return r
 }
 
-// IgnoreTTYSignals makes this process ignore SIGTSTP, SIGTTIN and SIGTTOU,
-// as a PID 1 must, while children still start with the dispositions their
-// childsig.State gives the three: each fork in Start happens with them set
-// that way, and ignored again right after (childsig.SetTTY; tini does the
-// same restoration in its child). childsig has read what was inherited
-// before this changes it.
+// IgnoreTTYSignals makes this process ignore SIGTTIN and SIGTTOU and catch
+// SIGTSTP, so that none stops it, as a PID 1 must, while children still
+// start with the dispositions their childsig.State gives the three: each
+// fork in Start happens with them set that way, and they are put back
+// right after (childsig.SetTTY; tini does the same restoration in its
+// child). childsig has read what was inherited before this changes it.
 func (r *Reaper) IgnoreTTYSignals() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.keepTTY = true
-	signal.Ignore(syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	signal.Ignore(syscall.SIGTTIN, syscall.SIGTTOU)
+	// Caught, not ignored: a caught signal is never at its default in
+	// hinit, even while a child is forked (childsig.SetTTY), and exec
+	// gives the child its default by itself. Nobody reads the channel.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTSTP)
 }
 
 // WarnOrphans makes every orphan reaped a warning ("reaped zombie process

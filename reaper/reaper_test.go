@@ -159,22 +159,34 @@ func zombies(t *testing.T) int {
 	return n
 }
 
-// TestIgnoreTTYSignals: the reaper's process ignores SIGTSTP, SIGTTIN and
-// SIGTTOU before, during and after starts, while every child starts with
-// the three at their default, even with starts racing one another.
+// TestIgnoreTTYSignals: the reaper's process catches SIGTSTP and ignores
+// SIGTTIN and SIGTTOU before, during and after starts, while every child
+// starts with the three at their default, even with starts racing one
+// another. SIGTSTP is never at its default meanwhile: a sampler reading
+// this process's dispositions throughout the starts never sees it so
+// (ignored, it was set to its default around each fork for the child, and
+// a Ctrl-Z in that window stopped a hinit that is not PID 1).
 func TestIgnoreTTYSignals(t *testing.T) {
 	r := newReaper(t)
 	r.IgnoreTTYSignals()
 	self := func() string {
 		b, _ := os.ReadFile("/proc/self/status")
-		mask, ok := testprog.SigMask(string(b), "SigIgn")
-		if !ok {
-			return "no SigIgn line"
+		ign, ok1 := testprog.SigMask(string(b), "SigIgn")
+		cgt, ok2 := testprog.SigMask(string(b), "SigCgt")
+		if !ok1 || !ok2 {
+			return "no SigIgn or SigCgt line"
 		}
-		return fmt.Sprintf("TSTP=%v TTIN=%v TTOU=%v", mask&(1<<(syscall.SIGTSTP-1)) != 0,
-			mask&(1<<(syscall.SIGTTIN-1)) != 0, mask&(1<<(syscall.SIGTTOU-1)) != 0)
+		tstp := "default"
+		switch bit := uint64(1) << (syscall.SIGTSTP - 1); {
+		case cgt&bit != 0:
+			tstp = "caught"
+		case ign&bit != 0:
+			tstp = "ignored"
+		}
+		return fmt.Sprintf("TSTP=%s TTIN=%v TTOU=%v", tstp, ign&(1<<(syscall.SIGTTIN-1)) != 0, ign&(1<<(syscall.SIGTTOU-1)) != 0)
 	}
-	if got := self(); got != "TSTP=true TTIN=true TTOU=true" {
+	const want = "TSTP=caught TTIN=true TTOU=true"
+	if got := self(); got != want {
 		t.Fatalf("hinit's own dispositions after IgnoreTTYSignals: %s", got)
 	}
 	const n = 20
@@ -200,12 +212,31 @@ func TestIgnoreTTYSignals(t *testing.T) {
 			outs <- strings.TrimSpace(string(b))
 		}()
 	}
+	stop, sampled := make(chan struct{}), make(chan string, 1)
+	go func() {
+		seen := ""
+		for {
+			select {
+			case <-stop:
+				sampled <- seen
+				return
+			default:
+			}
+			if got := self(); strings.HasPrefix(got, "TSTP=default") && seen == "" {
+				seen = got
+			}
+		}
+	}()
 	for range n {
 		if got := <-outs; got != "none" {
 			t.Errorf("a child ignores %s, want none", got)
 		}
 	}
-	if got := self(); got != "TSTP=true TTIN=true TTOU=true" {
+	close(stop)
+	if seen := <-sampled; seen != "" {
+		t.Errorf("during the starts, hinit's own dispositions were once %s: SIGTSTP at its default", seen)
+	}
+	if got := self(); got != want {
 		t.Errorf("hinit's own dispositions after the starts: %s", got)
 	}
 }
