@@ -60,6 +60,32 @@ func OpenFile(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// ErrNotRegular is wrapped by OpenRegular's error for anything but a
+// regular file (a FIFO, a device, a dir).
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenRegular opens path for reading as a file someone else may have
+// planted must be opened: never through a symlink (OpenFile), without
+// blocking on a FIFO (O_NONBLOCK, harmless for a regular file), and only a
+// regular file. The files of the hermes user's dirs that root reads
+// (gateway_state.json, a profile's config.yaml, a service's log) all go
+// through it.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("open %s: %w", path, ErrNotRegular)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // WriteFileAtomic replaces path with data: it writes a temporary file whose
 // name starts with '.' in the same directory (O_EXCL, O_NOFOLLOW), syncs it
 // and renames it over path, so a reader sees the old or the new content,

@@ -194,3 +194,33 @@ func TestOpenFileRelative(t *testing.T) {
 		t.Fatalf("second O_EXCL open: got %v, want ErrExist", err)
 	}
 }
+
+// OpenRegular opens a regular file, and refuses at once, without blocking,
+// a FIFO (no writer), a dir and a symlink: what the hermes user may plant
+// where root reads.
+func TestOpenRegular(t *testing.T) {
+	dir := t.TempDir()
+	file, fifo, link := filepath.Join(dir, "file"), filepath.Join(dir, "fifo"), filepath.Join(dir, "link")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenRegular(file)
+	if err != nil {
+		t.Fatalf("a regular file: %v", err)
+	}
+	f.Close()
+	for path, want := range map[string]error{fifo: ErrNotRegular, dir: ErrNotRegular, link: ErrSymlink} {
+		if f, err := OpenRegular(path); !errors.Is(err, want) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("OpenRegular(%s) = %v, want %v", filepath.Base(path), err, want)
+		}
+	}
+}

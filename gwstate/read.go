@@ -9,8 +9,6 @@ import (
 	"os"
 
 	"hinit/asuser"
-
-	"golang.org/x/sys/unix"
 )
 
 // ReadDesired returns the state the gateway should be in after a boot:
@@ -76,12 +74,14 @@ func validState(s string) bool {
 // state file as utf-8-sig), and the file's permission bits; errors wrap
 // ErrMissing, ErrSymlink or ErrCorrupt.
 func readFile(path string) ([]byte, os.FileMode, error) {
-	f, err := asuser.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := asuser.OpenRegular(path)
 	switch {
 	case errors.Is(err, asuser.ErrSymlink):
 		return nil, 0, fmt.Errorf("read %s: %w", path, ErrSymlink)
 	case errors.Is(err, os.ErrNotExist):
 		return nil, 0, fmt.Errorf("read %s: %w", path, ErrMissing)
+	case errors.Is(err, asuser.ErrNotRegular):
+		return nil, 0, fmt.Errorf("read %s: %w: not a regular file", path, ErrCorrupt)
 	case err != nil:
 		return nil, 0, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -89,9 +89,6 @@ func readFile(path string) ([]byte, os.FileMode, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("read %s: %w: not a regular file", path, ErrCorrupt)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
 	if err != nil {

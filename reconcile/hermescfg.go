@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 
 	"hinit/asuser"
@@ -309,17 +308,16 @@ func slotStopTimeout(profileDir string, env map[string]string, budget *int) (sto
 // that cannot be read is an error naming the file.
 func readConfig(dir string) ([]byte, error) {
 	p := filepath.Join(dir, ConfigFile)
-	f, err := asuser.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	f, err := asuser.OpenRegular(p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
+	case errors.Is(err, asuser.ErrNotRegular):
+		return nil, fmt.Errorf("read %s: not a regular file", p)
 	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file", p)
-	}
 	data, err := io.ReadAll(io.LimitReader(f, configMax+1))
 	switch {
 	case err != nil:

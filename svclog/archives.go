@@ -1,15 +1,11 @@
 package svclog
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"hinit/asuser"
 )
@@ -69,26 +65,12 @@ func archiveKey(name string) string {
 }
 
 // ErrNotRegular: a log file a reader was to open is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
+var ErrNotRegular = asuser.ErrNotRegular
 
 // OpenRead opens a log's current or archive for a reader (hsvc logs, which
-// root runs too): never through a symlink anywhere in path, without
-// blocking on a FIFO, and only a regular file. The log dir is the
-// service's user's, who may plant a FIFO there (root's hsvc logs hung in
-// the open for good) or a symlink to a file only root may read; svclog
-// itself writes neither, and reaches its dir through no symlink.
-func OpenRead(path string) (*os.File, error) {
-	f, err := asuser.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("open %s: %w", path, ErrNotRegular)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
+// root runs too) as asuser.OpenRegular does: never through a symlink, not
+// blocking on a FIFO, a regular file only. The log dir is the service's
+// user's, who may plant a FIFO there (root's hsvc logs hung in the open for
+// good) or a symlink to a file only root may read; svclog itself writes
+// neither, and reaches its dir through no symlink.
+func OpenRead(path string) (*os.File, error) { return asuser.OpenRegular(path) }
