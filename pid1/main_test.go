@@ -151,12 +151,7 @@ func TestCompatNotPID1Warns(t *testing.T) {
 // shuts down with main's status. Before, hinit wrote its lines under a
 // lock, and the loop's "shutting down" line blocked it for good.
 func TestStalledStderrKeepsPID1(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close() // open and never read: writes block once the pipe is full
-	defer w.Close()
+	w := stalledPipe(t)
 	cfg := "services:\n  crashy:\n    command: [/bin/sh, -c, 'exit 1']\n" +
 		"    backoff: {initial: 10ms, max: 10ms}\n    give_up: {restarts: 1000, within: 1s}\n    log: {console: false}\n"
 	p := startInit(t, initOpts{config: cfg, broken: w, args: []string{"sleep", "1000"}})
@@ -207,6 +202,19 @@ func TestBrokenOutputKeepsPID1(t *testing.T) {
 
 // blockedOnPipe reports whether a thread of process pid waits to write to
 // a full pipe.
+// stalledPipe is the write end of a pipe whose read end stays open and is
+// never read, until the test ends: writes block once it is full, as on a
+// stdout whose reader is stuck (docker's log driver in its blocking mode).
+func stalledPipe(t *testing.T) *os.File {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return w
+}
+
 func blockedOnPipe(pid int) bool {
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	for _, task := range tasks {

@@ -173,12 +173,7 @@ func TestStragglerSweptAtShutdown(t *testing.T) {
 // stalled console copy once the service was gone, and hinit's stderr 1 s
 // more: under docker stop's 10 s, docker's SIGKILL took main's status.
 func TestStalledConsoleShutdownBounded(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close() // open and never read: writes block once the pipe is full
-	defer w.Close()
+	w := stalledPipe(t)
 	dir := testprog.PublicDir(t)
 	burst, mainUp := filepath.Join(dir, "burst"), filepath.Join(dir, "main-up")
 	const lines = 4000 // 324 KB: more than the console's queue and the pipe hold

@@ -120,12 +120,7 @@ func TestTerminalBelongsToMain(t *testing.T) {
 // which the control group (the hermes user of that session) may read and
 // others may not: 0640, root and the group of hinit.yaml's user.
 func TestTTYLogReadableByGroup(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	go io.Copy(io.Discard, ptmx)
+	_, tty, _, _ := openTerminal(t)
 	id := testprog.UnusedUID(t)
 	cfg := fmt.Sprintf("user: \"%d:%d\"\nmain: {user: root}\n", id, id)
 	p := startInit(t, initOpts{config: cfg, tty: tty, args: argv(prog("sleep", "30s"))})
@@ -154,12 +149,7 @@ func TestTerminalThatIsNotControlling(t *testing.T) {
 	if _, err := os.Stat(DefaultConfig); err == nil {
 		t.Skip("a hinit.yaml exists here")
 	}
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	go io.Copy(io.Discard, ptmx)
+	_, tty, _, _ := openTerminal(t)
 	cmd := exec.Command(testprog.Command("x")[0], "--", "/bin/sh", "-c", "exit 5")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HINIT_TEST_AS_INIT=1", "HINIT_TEST_MOUNT_PROC=1"}
 	var out testprog.Buffer
@@ -382,12 +372,7 @@ func TestTerminalWhenMainNeverStarts(t *testing.T) {
 // minute (10 MB a day). Here the hermes user's entries that the name rule
 // refuses make the lines, one each, some 1.3 MB in all.
 func TestTTYLogBounded(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	go io.Copy(io.Discard, ptmx)
+	_, tty, _, _ := openTerminal(t)
 	const n = 3000
 	p := startInit(t, initOpts{config: fmt.Sprintf("services_max: %d\n", n+10), tty: tty, args: argv(prog("sleep", "inf"))})
 	tty.Close()

@@ -2,15 +2,12 @@ package pid1
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"hinit/internal/testprog"
 )
@@ -54,12 +51,7 @@ func TestHinitLogFollowsGIDRemap(t *testing.T) {
 	uid := testprog.UnusedUID(t)
 	newGID := uid + 1
 	wrap, _, group := scratchAccounts(t, fmt.Sprintf("hinituser:x:%d:%d::/:/bin/sh\n", uid, uid), fmt.Sprintf("hinituser:x:%d:\n", uid))
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	go io.Copy(io.Discard, ptmx)
+	_, tty, _, _ := openTerminal(t)
 	// The hook rewrites the user's GID the way hermes-setup.sh's set_field does
 	// (in place here: the file is a bind mount).
 	hook := fmt.Sprintf(`sed 's/^hinituser:x:%d:%d:/hinituser:x:%d:%d:/' /etc/passwd >%[5]s/p && cat %[5]s/p >/etc/passwd && `+
