@@ -35,8 +35,10 @@ type Options struct {
 	// callers do not modify the map.
 	Environ func() map[string]string
 	// RequestShutdown asks the container to shut down: with exit status
-	// code, or main's own when code < 0. It must not block.
-	RequestShutdown func(code int)
+	// code, or main's own when code < 0. It must not block. The channel
+	// answers once: nil, or why code was not taken (a shutdown already
+	// under way keeps the status of what began it).
+	RequestShutdown func(code int) <-chan error
 	Spawner         supervise.Spawner // forks and reaps: the reaper
 	Console         io.Writer         // where services' console copies go; nil with a terminal
 	Root            bool              // hinit runs as root and may switch users
@@ -55,7 +57,7 @@ type Manager struct {
 	scandir  string
 	user     *account.Account
 	environ  func() map[string]string
-	shutdown func(code int)
+	shutdown func(code int) <-chan error
 	log      *slog.Logger
 	// checkGrace: see Options.CheckGrace.
 	checkGrace      time.Duration

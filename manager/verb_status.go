@@ -129,7 +129,16 @@ func (m *Manager) shutdownRequest(ctx context.Context, c control.Caller, req *co
 	if req.ExitCode != nil {
 		code = *req.ExitCode
 	}
-	m.shutdown(code)
+	select {
+	case err := <-m.shutdown(code):
+		if err != nil {
+			return control.Errorf(control.CodeFailed, "%v", err)
+		}
+	case <-ctx.Done(): // hinit exits before it could answer
+		if code >= 0 {
+			return control.Errorf(control.CodeFailed, "hinit is exiting: exit status %d not taken", code)
+		}
+	}
 	return control.OK()
 }
 

@@ -77,7 +77,7 @@ type hinit struct {
 	ignoredAtStart []os.Signal
 
 	sigs        chan os.Signal
-	stopRequest chan int // an essential service failed, or hsvc shutdown: the exit status
+	stopRequest chan shutdownRequest // an essential service failed, or hsvc shutdown
 	main        *mainProc
 	mainStatus  *reaper.Status // set once main has exited
 	mainGone    chan struct{}  // closed once main has exited (or never started)
@@ -106,7 +106,7 @@ func boot(args []string, opts *options) int {
 		isPID1:      os.Getpid() == 1,
 		root:        os.Geteuid() == 0,
 		sigs:        make(chan os.Signal, 16),
-		stopRequest: make(chan int, 1),
+		stopRequest: make(chan shutdownRequest, 1),
 		mainGone:    make(chan struct{}),
 	}
 	set, err := loadSettings(os.Getenv)
@@ -259,13 +259,35 @@ func (h *hinit) managerOptions() manager.Options {
 	}
 }
 
+// shutdownRequest asks loop to shut down with exit status code (main's
+// own when code < 0); loop answers on answer (buffered): nil, or why the
+// exit status was not taken.
+type shutdownRequest struct {
+	code   int
+	answer chan error
+}
+
 // requestShutdown asks loop to shut down with exit status code (main's
-// own when code < 0); a request already on its way wins.
-func (h *hinit) requestShutdown(code int) {
+// own when code < 0) without blocking; the answer comes on the channel
+// (manager.Options.RequestShutdown). A request already on its way wins:
+// this one's exit status is then not taken.
+func (h *hinit) requestShutdown(code int) <-chan error {
+	req := shutdownRequest{code: code, answer: make(chan error, 1)}
 	select {
-	case h.stopRequest <- code:
+	case h.stopRequest <- req:
 	default:
+		req.answer <- notTaken(code, "another shutdown request is on its way")
 	}
+	return req.answer
+}
+
+// notTaken is the answer to a request whose exit status a shutdown
+// already under way, or on its way, leaves out; nil when it asked for none.
+func notTaken(code int, why string) error {
+	if code < 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: exit status %d not taken", why, code)
 }
 
 // loop waits for the end: main's exit, a shutdown signal, an essential
@@ -276,6 +298,7 @@ func (h *hinit) loop() int {
 	var (
 		finished chan struct{}    // closed once the shutdown is over
 		deadline time.Time        // the shutdown's, set when it begins
+		began    string           // what began it
 		overdue  <-chan os.Signal // bare mode: the deadline of a main that has its signal
 	)
 	stop := func(mainSignalled bool) {
@@ -292,6 +315,7 @@ func (h *hinit) loop() int {
 	}
 	begin := func(why string, mainSignalled bool) {
 		if deadline.IsZero() {
+			began = why
 			h.log.Info("shutting down: " + why)
 			deadline = time.Now().Add(h.set.shutdownTimeout)
 			h.exitBy = deadline.Add(shutdownMargin)
@@ -339,18 +363,21 @@ func (h *hinit) loop() int {
 				return h.opts.exitStatus(h.set.cfg.Main, st.ExitStatus())
 			}
 			begin("main exited", false)
-		case code := <-h.stopRequest:
+		case req := <-h.stopRequest:
 			why := "requested"
+			var answer error
 			switch {
-			case code >= 0 && !deadline.IsZero():
+			case req.code >= 0 && !deadline.IsZero():
 				// What began the shutdown decides the status: a
 				// request, or an essential failure, that comes
-				// during one changes nothing.
-				h.log.Info(fmt.Sprintf("shutdown already under way: exit status %d not taken", code))
-			case code >= 0:
-				explicit = code
-				why = fmt.Sprintf("requested with exit status %d", code)
+				// during one changes nothing; hsvc says so.
+				answer = notTaken(req.code, "shutdown already under way ("+began+")")
+				h.log.Info(answer.Error())
+			case req.code >= 0:
+				explicit = req.code
+				why = fmt.Sprintf("requested with exit status %d", req.code)
 			}
+			req.answer <- answer
 			begin(why, false)
 		case <-overdue:
 			stop(true)

@@ -231,10 +231,38 @@ func TestLaterRequestKeepsStatus(t *testing.T) {
 	p.waitOutput("main started", true)
 	p.signal(syscall.SIGTERM)
 	p.waitOutput("main exited", true)
-	if code, _, e := p.hsvc(nil, "shutdown", "--exit-code", "42"); code != 0 {
-		t.Fatalf("hsvc shutdown during the shutdown: exit %d: %s", code, e)
+	// hsvc says the status was not taken, rather than a plain OK.
+	const want = "hsvc: shutdown already under way (received SIGTERM): exit status 42 not taken\n"
+	if code, _, e := p.hsvc(nil, "shutdown", "--exit-code", "42"); code != 1 || e != want {
+		t.Fatalf("hsvc shutdown --exit-code 42 during the shutdown: exit %d, stderr %q; want 1, %q", code, e, want)
+	}
+	if code, _, e := p.hsvc(nil, "shutdown"); code != 0 {
+		t.Fatalf("hsvc shutdown (no exit status) during the shutdown: exit %d: %s; want 0: what it asks is under way", code, e)
 	}
 	if code := p.wait(15 * time.Second); code != 143 {
 		t.Errorf("exit %d, want main's 143: the shutdown began with docker stop's TERM", code)
+	}
+}
+
+// A second request while the first is on its way to loop: its exit status
+// is not taken, and it says so at once; one without a status asked for
+// what is on its way.
+func TestRequestOnItsWay(t *testing.T) {
+	h := &hinit{stopRequest: make(chan shutdownRequest, 1)}
+	first := h.requestShutdown(3)
+	select {
+	case err := <-first:
+		t.Fatalf("the first request was answered (%v) before loop read it", err)
+	default:
+	}
+	const want = "another shutdown request is on its way: exit status 4 not taken"
+	if err := <-h.requestShutdown(4); err == nil || err.Error() != want {
+		t.Errorf("second request: %v, want %q", err, want)
+	}
+	if err := <-h.requestShutdown(-1); err != nil {
+		t.Errorf("second request without an exit status: %v, want nil", err)
+	}
+	if req := <-h.stopRequest; req.code != 3 {
+		t.Errorf("loop gets exit status %d, want the first request's 3", req.code)
 	}
 }

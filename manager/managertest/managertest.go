@@ -119,10 +119,13 @@ func dropTime(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-func (f *Fixture) requestShutdown(code int) {
+func (f *Fixture) requestShutdown(code int) <-chan error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.shutdowns = append(f.shutdowns, code)
+	taken := make(chan error, 1)
+	taken <- nil
+	return taken
 }
 
 // Shutdowns are the exit statuses shutdowns were requested with.
