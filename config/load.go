@@ -174,7 +174,7 @@ func mergeDropIn(c *Config, file string, seen *names) *decoder {
 					c.Boot = append(c.Boot, h)
 				}
 			}
-		case "user", "main", "reconcile", "services_max", "shutdown_timeout", "env":
+		case "user", "main", "reconcile", "services_max", "shutdown_timeout", "env", "compat":
 			d.at(e.k, e.key, "belongs in %s, not in a drop-in (a drop-in holds %s)", filepath.Base(c.File), dropInKeys)
 		default:
 			d.unknown(e, "", dropInKeys)

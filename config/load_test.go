@@ -193,3 +193,20 @@ func TestLoadKeepsEveryProblem(t *testing.T) {
 		t.Errorf("ParseService's All has %d lines ending %q; want %d and \"and 4 more problems\"", len(all), all[len(all)-1], MaxProblems+1)
 	}
 }
+
+// A boot hook named twice in one drop-in is one problem, said once (the
+// in-file check and the across-files check both saw it); compat is
+// hinit.yaml's, as the other image keys are.
+func TestLoadDropInOneLinePerProblem(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"hinit.yaml":        "boot:\n  - {name: seed, command: [true]}\n",
+		"hinit.d/10-x.yaml": "boot:\n  - {name: b, command: [true]}\n  - {name: b, command: [true]}\ncompat: s6-overlay\n",
+	})
+	x := filepath.Join(dir, "hinit.d/10-x.yaml")
+	_, err := Load(filepath.Join(dir, "hinit.yaml"))
+	checkProblems(t, err, []string{
+		x + `:3: boot[1]: hook name "b" is used twice (first at line 2)`,
+		x + `:4: compat: belongs in hinit.yaml, not in a drop-in (a drop-in holds services, templates, boot)`,
+	})
+}

@@ -176,14 +176,16 @@ func (d *decoder) hooks(n *yaml.Node, path string) []Hook {
 		if h.Name == "" {
 			d.at(item, p, "name is required (it names the hook in log lines)")
 		}
-		if first, dup := names[h.Name]; dup && h.Name != "" {
-			d.at(item, p, "hook name %s is used twice (first at line %d)", quote(h.Name), first)
-		} else {
-			names[h.Name] = item.Line
-		}
 		if h.Command == nil && !hasKey(item, "command") {
 			d.at(item, p, "command is required (a list of arguments or a shell command string)")
 		}
+		if first, dup := names[h.Name]; dup && h.Name != "" {
+			// Reported here, and left out: a drop-in's hooks are checked
+			// against every file's next, which would say it again.
+			d.at(item, p, "hook name %s is used twice (first at line %d)", quote(h.Name), first)
+			continue
+		}
+		names[h.Name] = item.Line
 		out = append(out, h)
 	}
 	return out
