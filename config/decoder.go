@@ -330,18 +330,26 @@ func (d *decoder) items(n *yaml.Node, path string) []*yaml.Node {
 // str decodes a string. Any scalar is taken as written (`port: 9119` is
 // "9119"); null is "". Strings cannot hold NUL: exec could not pass them.
 func (d *decoder) str(n *yaml.Node, path string) string {
+	s, _ := d.strOK(n, path)
+	return s
+}
+
+// strOK is str, and false when it reported a problem: a caller that
+// checks the value further says nothing more about it (one line for one
+// problem).
+func (d *decoder) strOK(n *yaml.Node, path string) (string, bool) {
 	if isNull(n) {
-		return ""
+		return "", true
 	}
 	if n.Kind != yaml.ScalarNode {
 		d.at(n, path, "expected a string, got %s", describe(n))
-		return ""
+		return "", false
 	}
 	if strings.IndexByte(n.Value, 0) >= 0 {
 		d.at(n, path, "contains a NUL byte, which no program argument or variable can hold")
-		return ""
+		return "", false
 	}
-	return n.Value
+	return n.Value, true
 }
 
 // strList decodes a list of strings.

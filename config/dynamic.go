@@ -51,7 +51,10 @@ func (d *decoder) ref(n *yaml.Node, name string) *Ref {
 	for _, e := range d.entries(n, "") {
 		switch e.key {
 		case "template":
-			r.Template = d.str(e.v, e.key)
+			var ok bool
+			if r.Template, ok = d.strOK(e.v, e.key); !ok {
+				break
+			}
 			if err := svcname.CheckTemplate(r.Template); err != nil {
 				d.at(e.v, e.key, "%v", err)
 			}

@@ -23,6 +23,12 @@ var serviceCases = []struct {
 		want: []string{svcFile + `:3: stop_timeout: "2h" is above 1h0m0s, the longest stop timeout a template reference may ask for`},
 	},
 	{
+		name: "a template that is a list: one line",
+		dir:  "gateway-coder",
+		yaml: "template: [gateway]\ninstance: coder\n",
+		want: []string{svcFile + `:1: template: expected a string, got a list`},
+	},
+	{
 		name: "empty file",
 		yaml: "",
 		want: []string{svcFile + `:1: the file is empty, expected a service (command: ...) or a template reference (template: NAME, instance: NAME)`},

@@ -73,7 +73,8 @@ func (d *decoder) config(c *Config, n *yaml.Node) {
 		case "env":
 			c.Env = d.env(e.v, e.key)
 		case "compat":
-			if c.Compat = d.str(e.v, e.key); c.Compat != CompatS6Overlay {
+			var ok bool
+			if c.Compat, ok = d.strOK(e.v, e.key); ok && c.Compat != CompatS6Overlay {
 				d.at(e.v, e.key, "%s is not a known compatibility mode (the one there is: %s)", quote(c.Compat), CompatS6Overlay)
 			}
 		default:

@@ -399,6 +399,28 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 		want: []string{`hinit.yaml:3: invalid YAML: found character that cannot start any token`},
 	},
 	{
+		name: "a list where a word is expected: one line each",
+		yaml: `services:
+  web:
+    command: [web]
+    restart: [always]
+    stop: {signal: [TERM]}
+    signals: {a: b}
+    ready: {tcp: [":80"]}
+boot:
+  - {name: a, command: [a], on_failure: [stop]}
+compat: [s6-overlay]
+`,
+		want: []string{
+			`hinit.yaml:4: services.web.restart: expected a string, got a list`,
+			`hinit.yaml:5: services.web.stop.signal: expected a string, got a list`,
+			`hinit.yaml:6: services.web.signals: expected a string, got a mapping`,
+			`hinit.yaml:7: services.web.ready.tcp: expected a string, got a list`,
+			`hinit.yaml:9: boot[0].on_failure: expected a string, got a list`,
+			`hinit.yaml:10: compat: expected a string, got a list`,
+		},
+	},
+	{
 		name: "two documents",
 		yaml: "user: hermes\n---\nuser: root\n",
 		want: []string{`hinit.yaml:2: a second YAML document is not allowed, expected one document`},

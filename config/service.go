@@ -219,8 +219,8 @@ func (d *decoder) ready(n *yaml.Node, path string) Ready {
 				d.at(e.v, p, "%d is too large, expected at most %d", r.NotifyFD, launch.MaxFD)
 			}
 		case "tcp":
-			r.TCP = d.str(e.v, p)
-			if !validHostPort(r.TCP) {
+			var ok bool
+			if r.TCP, ok = d.strOK(e.v, p); ok && !validHostPort(r.TCP) {
 				d.at(e.v, p, "%s is not an address, expected host:port (e.g. 127.0.0.1:9119)", quote(r.TCP))
 			}
 		case "delay":

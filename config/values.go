@@ -128,7 +128,10 @@ func (d *decoder) remapExit(n *yaml.Node, path string) map[int]int {
 
 // signal decodes a signal name and returns it without "SIG".
 func (d *decoder) signal(n *yaml.Node, path string) string {
-	s := d.str(n, path)
+	s, ok := d.strOK(n, path)
+	if !ok {
+		return ""
+	}
 	sig, err := signame.Parse(s)
 	if err != nil {
 		d.at(n, path, "%s is not a signal (expected e.g. TERM, SIGTERM, INT, HUP or a number)", quote(s))
@@ -140,7 +143,10 @@ func (d *decoder) signal(n *yaml.Node, path string) string {
 // oneOf decodes a string that must be one of the allowed values; what names
 // the kind of value for the message.
 func (d *decoder) oneOf(n *yaml.Node, path, what string, allowed ...string) string {
-	s := d.str(n, path)
+	s, ok := d.strOK(n, path)
+	if !ok {
+		return ""
+	}
 	for _, a := range allowed {
 		if s == a {
 			return s
