@@ -421,6 +421,15 @@ compat: [s6-overlay]
 		},
 	},
 	{
+		name: "an empty program name",
+		yaml: "services:\n  web:\n    command: [\"\", x]\nmain:\n  default: [~]\nboot:\n  - {name: a, command: ['']}\n",
+		want: []string{
+			`hinit.yaml:3: services.web.command[0]: is empty, expected the program to run`,
+			`hinit.yaml:5: main.default[0]: is empty, expected the program to run`,
+			`hinit.yaml:7: boot[0].command[0]: is empty, expected the program to run`,
+		},
+	},
+	{
 		name: "two documents",
 		yaml: "user: hermes\n---\nuser: root\n",
 		want: []string{`hinit.yaml:2: a second YAML document is not allowed, expected one document`},

@@ -163,7 +163,15 @@ func (d *decoder) argv(n *yaml.Node, path string) []string {
 	case isNull(n):
 		return nil
 	case n.Kind == yaml.SequenceNode:
-		return d.strList(n, path)
+		argv := d.strList(n, path)
+		// exec cannot run "": say so now rather than at each start. A
+		// ${VAR} that expands to nothing is for the start to report.
+		if len(argv) > 0 {
+			if first := Unalias(n.Content[0]); isNull(first) || first.Kind == yaml.ScalarNode && first.Value == "" {
+				d.at(first, index(path, 0), "is empty, expected the program to run")
+			}
+		}
+		return argv
 	case n.Kind == yaml.ScalarNode:
 		if s := d.str(n, path); s != "" {
 			return []string{"/bin/sh", "-c", s}
