@@ -176,12 +176,12 @@ func boot(args []string, opts *options) int {
 	if len(argv) == 0 {
 		h.logToStderrAgain() // main will not run: the terminal is nobody's
 		h.fatal(fmt.Errorf("nothing to run: give the container a command, or set main.default in %s", or(set.cfg.File, DefaultConfig)))
-		return h.finish(2)
+		return h.finish("nothing to run", 2)
 	}
 	if h.main, err = h.startMain(argv, env); err != nil {
 		h.logToStderrAgain()
 		h.log.Error(fmt.Sprintf("main: %v", err))
-		return h.finish(opts.exitStatus(set.cfg.Main, launch.ExitCode(err)))
+		return h.finish("main could not start", opts.exitStatus(set.cfg.Main, launch.ExitCode(err)))
 	}
 	h.log.Info("main started", "pid", h.main.pid, "argv", fmt.Sprint(argv))
 	if !set.bare {
@@ -413,14 +413,37 @@ func (h *hinit) forward(sig os.Signal) {
 	}
 }
 
-// finish shuts down after main could not run and returns code.
-func (h *hinit) finish(code int) int {
+// finish shuts down after main could not run (why) and returns code.
+// loop never runs then: the shutdown requests that come meanwhile (hsvc
+// shutdown, an essential failure) are answered here, as loop answers those
+// during a shutdown under way, instead of when hinit exits.
+func (h *hinit) finish(why string, code int) int {
 	close(h.mainGone)
 	h.errGate.release()
 	deadline := time.Now().Add(h.set.shutdownTimeout)
 	h.exitBy = deadline.Add(shutdownMargin)
+	done := make(chan struct{})
+	defer close(done)
+	go h.refuseRequests("shutdown already under way ("+why+")", done)
 	h.shutdown(deadline, true)
 	return code
+}
+
+// refuseRequests answers every shutdown request until done is closed:
+// nothing changes the shutdown under way (why).
+func (h *hinit) refuseRequests(why string, done <-chan struct{}) {
+	for {
+		select {
+		case req := <-h.stopRequest:
+			answer := notTaken(req.code, why)
+			if answer != nil {
+				h.log.Info(answer.Error())
+			}
+			req.answer <- answer
+		case <-done:
+			return
+		}
+	}
 }
 
 // fatal reports an error that stops the boot, one line per problem, about

@@ -266,3 +266,33 @@ func TestRequestOnItsWay(t *testing.T) {
 		t.Errorf("loop gets exit status %d, want the first request's 3", req.code)
 	}
 }
+
+// A main that cannot be executed begins the shutdown before loop runs:
+// hsvc shutdown in the meantime is answered at once, as during any other
+// shutdown, not when hinit exits (nor, with a long shutdown, never: hsvc
+// gave up after 10 s and said hinit "may be stuck").
+func TestRequestWhileMainCouldNotStart(t *testing.T) {
+	// SIGWINCH's default is to ignore it: the service outlives its stop
+	// signal until its SIGKILL, whenever it got that far in its start.
+	cfg := `services:
+  stubborn:
+    command: [sleep, "1000"]
+    stop: {signal: WINCH, timeout: 3s}
+`
+	p := startInit(t, initOpts{config: cfg, args: []string{"/nonexistent/main"}, env: []string{"HINIT_SHUTDOWN_TIMEOUT=3s"}})
+	p.waitOutput("main: exec /nonexistent/main", true)
+	start := time.Now()
+	const want = "hsvc: shutdown already under way (main could not start): exit status 42 not taken\n"
+	if code, _, e := p.hsvc(nil, "shutdown", "--exit-code", "42"); code != 1 || e != want {
+		t.Errorf("hsvc shutdown --exit-code 42 during the shutdown: exit %d, stderr %q; want 1, %q", code, e, want)
+	}
+	if code, _, e := p.hsvc(nil, "shutdown"); code != 0 {
+		t.Errorf("hsvc shutdown (no exit status) during the shutdown: exit %d: %s; want 0", code, e)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("hsvc answered after %v, want at once (the shutdown takes 3 s)", took)
+	}
+	if code := p.wait(15 * time.Second); code != 127 {
+		t.Errorf("exit %d, want 127: main could not be executed", code)
+	}
+}
