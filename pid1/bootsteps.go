@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -122,7 +123,8 @@ var errInterrupted = errors.New("interrupted")
 // gets status 124, as timeout(1) reports. A shutdown signal during the
 // hook (docker stop while the image sets itself up) stops the hook the same
 // way and ends the boot with 128+N: a container must answer docker stop
-// even before main runs. Other signals have no main to go to yet.
+// even before main runs. A shutdown signal hinit inherited ignored stops
+// nothing, as in loop. Other signals have no main to go to yet.
 func (h *hinit) runHook(hook config.Hook) (int, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -159,8 +161,8 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 			<-done
 			return 124, fmt.Errorf("timed out after %v", hook.Timeout)
 		case sig := <-h.sigs:
-			if !beginsShutdown(sig) {
-				continue
+			if !beginsShutdown(sig) || slices.Contains(h.ignoredAtStart, sig) {
+				continue // as in loop: inherited ignored, or nothing to stop
 			}
 			syscall.Kill(-pid, syscall.SIGKILL)
 			<-done

@@ -383,3 +383,21 @@ func TestFailedStopKeepsDesired(t *testing.T) {
 		})
 	}
 }
+
+// A SIGINT hinit inherited ignored shuts nothing down (setupSignals), during
+// a boot hook too: the hook runs to its end (here its timeout, on_failure:
+// continue) and main runs. Before, it stopped the boot with 130.
+func TestInheritedIgnoredDuringBootHook(t *testing.T) {
+	self := testprog.Command("x")[0]
+	cfg := "boot:\n  - {name: slow, command: [/bin/sh, -c, 'echo hook-running; exec sleep 60'], timeout: 1s, on_failure: continue}\n"
+	p := startInit(t, initOpts{config: cfg, args: []string{"/bin/echo", "main-ran"},
+		wrap: []string{"/usr/bin/env", "HINIT_TEST_SIGCONF=1", self}}) // SIGINT ignored when hinit starts
+	p.waitOutput("hook-running", false)
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGINT)
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("inherited ignored SIGINT during a boot hook: exit %d, want main's 0", code)
+	}
+	if !strings.Contains(p.stdout.String(), "main-ran") {
+		t.Error("main did not run")
+	}
+}
