@@ -123,7 +123,8 @@ var errInterrupted = errors.New("interrupted")
 // gets status 124, as timeout(1) reports. A shutdown signal during the
 // hook (docker stop while the image sets itself up) stops the hook the same
 // way and ends the boot with 128+N: a container must answer docker stop
-// even before main runs. A shutdown signal hinit inherited ignored stops
+// even before main runs; so does -p's signal when hinit's parent died,
+// with 128+N as well. A shutdown signal hinit inherited ignored stops
 // nothing, as in loop. Other signals have no main to go to yet.
 func (h *hinit) runHook(hook config.Hook) (int, error) {
 	devnull, err := os.Open(os.DevNull)
@@ -161,13 +162,19 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 			<-done
 			return 124, fmt.Errorf("timed out after %v", hook.Timeout)
 		case sig := <-h.sigs:
-			if !beginsShutdown(sig) || slices.Contains(h.ignoredAtStart, sig) {
-				continue // as in loop: inherited ignored, or nothing to stop
+			s := sig.(syscall.Signal)
+			var why error
+			switch {
+			case beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
+				why = fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
+			case sig == h.opts.pdeath && h.parentGone(): // it comes once: loop would never see it
+				why = fmt.Errorf("%w: hinit's parent died (%s)", errInterrupted, unix.SignalName(s))
+			default: // as in loop: inherited ignored, or nothing to stop
+				continue
 			}
 			syscall.Kill(-pid, syscall.SIGKILL)
 			<-done
-			s := sig.(syscall.Signal)
-			return signame.ExitStatus(s), fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
+			return signame.ExitStatus(s), why
 		}
 	}
 }

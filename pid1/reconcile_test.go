@@ -401,3 +401,24 @@ func TestInheritedIgnoredDuringBootHook(t *testing.T) {
 		t.Error("main did not run")
 	}
 }
+
+// -p SIG during a boot hook: hinit's parent died, so the boot stops as at
+// docker stop's TERM, with 128+SIG (as PID 1 every receipt counts).
+// Before, the hook took the signal for one it could ignore and the boot went
+// on: the parent-death signal comes once, and the container ran on without
+// its parent.
+func TestParentDeathDuringBootHook(t *testing.T) {
+	cfg := "boot:\n  - {name: slow, command: [/bin/sh, -c, 'echo hook-running; exec sleep 60'], timeout: 60s}\n"
+	p := startInit(t, initOpts{config: cfg, flags: []string{"-p", "SIGUSR1"}, args: []string{"/bin/echo", "main-ran"}})
+	p.waitOutput("hook-running", false)
+	p.signal(syscall.SIGUSR1)
+	if code := p.wait(10 * time.Second); code != 128+int(syscall.SIGUSR1) {
+		t.Errorf("-p SIGUSR1 during a boot hook: exit %d, want %d", code, 128+int(syscall.SIGUSR1))
+	}
+	if strings.Contains(p.stdout.String(), "main-ran") {
+		t.Error("main ran after hinit's parent died")
+	}
+	if want := "boot interrupted: stopping the container hook=slow err=\"interrupted: hinit's parent died (SIGUSR1)\""; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, p.stderr)
+	}
+}
