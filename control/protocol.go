@@ -204,6 +204,10 @@ type Status struct {
 	Source    string    `json:"source"`    // static, scandir or template:<name>
 	LogPath   string    `json:"log_path"`  // the "current" log file; "" when it logs to the console only
 	LostLines uint64    `json:"lost_lines"`
+	// NotApplied: a scandir service whose dir changed into something
+	// that is not a service (a broken service.yaml, a refused file) runs
+	// its last good definition; this says why the new one is not taken.
+	NotApplied string `json:"not_applied,omitempty"`
 	// UpSince is when the running process was spawned (zero when none
 	// runs); Since is when it entered State, e.g. became ready.
 	UpSince time.Time `json:"up_since,omitzero"`

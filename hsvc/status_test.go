@@ -34,6 +34,9 @@ func testServices() []control.Status {
 		{Name: "gateway-stopped", State: "down", Want: "down", Since: ago(time.Hour), LastExit: exit(0, "", time.Hour),
 			Reason: "stopped by hsvc stop", Source: "template:gateway"},
 		{Name: "cron", State: "down", Want: "down", Since: ago(time.Hour), Reason: "down file", Source: "scandir"},
+		// Up on its last good definition: the new one in its dir is not taken.
+		{Name: "worker", State: "up", Want: "up", PID: 811, Since: ago(time.Hour), Ready: true, Source: "scandir",
+			NotApplied: `/run/service/worker/service.yaml:2: restart: "sometimes" is not a restart policy (always, on-failure, never)`},
 		{Name: "locked", State: "stopping", Want: "down", PID: 99, Since: ago(59 * time.Second), UpSince: ago(2 * time.Hour), Source: "static"},
 		// A spawn error names the command its owner chose: its bytes reach
 		// root's terminal escaped.

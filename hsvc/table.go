@@ -14,8 +14,8 @@ import (
 )
 
 // formatTable renders services as the human status table: NAME STATE PID
-// UPTIME RESTARTS LAST-EXIT, and a REASON column when some service that is
-// not up has one.
+// UPTIME RESTARTS LAST-EXIT, and a REASON column when some service has one
+// to show (reason).
 func formatTable(services []control.Status, now time.Time) []byte {
 	header := []string{"NAME", "STATE", "PID", "UPTIME", "RESTARTS", "LAST-EXIT"}
 	rows := [][]string{header}
@@ -116,13 +116,18 @@ func lastExit(e *control.Exit) string {
 	return strconv.Itoa(e.Code)
 }
 
-// reason is the why of a service that is not up; a running service's old
-// reason would only mislead.
+// reason is the why of a service that is not up (a running service's old
+// reason would only mislead), then, whatever its state, why its dir's new
+// definition is not applied.
 func reason(s control.Status) string {
+	r := s.Reason
 	if s.State == "up" {
-		return ""
+		r = ""
 	}
-	return strings.Join(strings.Fields(s.Reason), " ")
+	if s.NotApplied != "" {
+		r = strings.TrimPrefix(r+"; ", "; ") + "its dir's new definition is not applied: " + s.NotApplied
+	}
+	return strings.Join(strings.Fields(r), " ")
 }
 
 // printable is s with every control character (C0, DEL, C1), bidirectional

@@ -356,6 +356,14 @@ func (d *dynamic) why(name string) string {
 	return st.Reason
 }
 
+// unapplied is why the dir of name, a scandir service, holds a definition
+// that is not applied (the service runs its last good one), or "".
+func (d *dynamic) unapplied(name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.notes[name].why
+}
+
 // notedOne is the status of the dir name when it is not a service.
 func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
 	d.mu.Lock()

@@ -936,3 +936,27 @@ func TestDirReasonNamesItsFile(t *testing.T) {
 		}
 	}
 }
+
+// A running scandir service whose service.yaml turns bad keeps its last
+// good definition, and status says the new one is not applied, and why;
+// a good one again clears it. Before, status showed it up with no word of
+// it (only hinit's log did), and docs/decisions.md said status tells.
+func TestStatusSaysDefinitionNotApplied(t *testing.T) {
+	f := mt.Start(t, mt.Env, nil)
+	f.Publish("web", "command: "+mt.Prog("sleep", "1h")+"\n")
+	testprog.WaitFor(t, 5*time.Second, "web up", func() bool { return f.Status("web").State == "up" })
+	file := filepath.Join(f.Scandir, "web", "service.yaml")
+	if err := os.WriteFile(file, []byte("command: "+mt.Prog("sleep", "1h")+"\nrestart: sometimes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "web's note", func() bool { return f.Status("web").NotApplied != "" })
+	st := f.Status("web")
+	want := file + `:2: restart: "sometimes" is not a restart policy (always, on-failure, never)`
+	if st.State != "up" || st.NotApplied != want {
+		t.Errorf("status web: state %s, not_applied %q; want up, %q", st.State, st.NotApplied, want)
+	}
+	if err := os.WriteFile(file, []byte("command: "+mt.Prog("sleep", "1h")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "web's note cleared", func() bool { return f.Status("web").NotApplied == "" })
+}

@@ -23,6 +23,9 @@ func (m *Manager) status(_ context.Context, _ control.Caller, req *control.Reque
 	var env map[string]string
 	add := func(st supervise.Status) {
 		cs := toControl(st)
+		if st.Source != config.SourceStatic {
+			cs.NotApplied = m.dyn.unapplied(st.Name)
+		}
 		if cs.LogPath == "" && st.LogDir != "" {
 			// Not started yet: where its log will be, as its next
 			// start would expand log.dir (read once per request).
