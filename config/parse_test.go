@@ -278,7 +278,7 @@ services:
 	{
 		name: "backoff max below initial",
 		yaml: "services:\n  web:\n    command: [web]\n    backoff: {initial: 2m}\n",
-		want: []string{`hinit.yaml:4: services.web.backoff: max 1m0s is less than initial 2m0s, expected max >= initial`},
+		want: []string{`hinit.yaml:4: services.web.backoff: max 1m0s is less than initial 2m0s, expected max >= initial (max is 1m0s unless set)`},
 	},
 	{
 		name: "give_up without within",

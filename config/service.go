@@ -161,7 +161,7 @@ func (d *decoder) backoff(n *yaml.Node, path string) Backoff {
 		}
 	}
 	if b.Max < b.Initial {
-		d.at(n, path, "max %s is less than initial %s, expected max >= initial", b.Max, b.Initial)
+		d.at(n, path, "max %s is less than initial %s, expected max >= initial (max is %s unless set)", b.Max, b.Initial, defaultBackoff.Max)
 	}
 	return b
 }
