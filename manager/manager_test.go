@@ -960,3 +960,28 @@ func TestStatusSaysDefinitionNotApplied(t *testing.T) {
 	}
 	testprog.WaitFor(t, 5*time.Second, "web's note cleared", func() bool { return f.Status("web").NotApplied == "" })
 }
+
+// A scandir dir that never was a service (broken, ignored) has no last
+// good definition running: status gives its reason once, with no
+// not_applied. Before, not_applied repeated the reason, and the table read
+// "R; its dir's new definition is not applied: R".
+func TestNotedDirHasNoNotApplied(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	f.Publish("broken", "command: [x]\nrestart: sometimes\n")
+	if err := os.WriteFile(filepath.Join(f.Scandir, "plain"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "both noted", func() bool { return f.Status("broken") != nil && f.Status("plain") != nil })
+	all := f.Expect(control.Request{Verb: control.VerbStatus}, 0, "").Services
+	for _, name := range []string{"broken", "plain"} {
+		st := f.Status(name)
+		if st.Reason == "" || st.NotApplied != "" {
+			t.Errorf("status %s: reason %q, not_applied %q; want a reason and no not_applied", name, st.Reason, st.NotApplied)
+		}
+		for _, row := range all {
+			if row.Name == name && row.NotApplied != "" {
+				t.Errorf("status (all), %s: not_applied %q; want none", name, row.NotApplied)
+			}
+		}
+	}
+}

@@ -21,9 +21,11 @@ import (
 func (m *Manager) status(_ context.Context, _ control.Caller, req *control.Request) *control.Response {
 	resp := control.OK()
 	var env map[string]string
-	add := func(st supervise.Status) {
+	// add shows st; service says it is a service's (not a noted dir's),
+	// whose dir may hold a new definition that is not applied.
+	add := func(st supervise.Status, service bool) {
 		cs := toControl(st)
-		if st.Source != config.SourceStatic {
+		if service && st.Source != config.SourceStatic {
 			cs.NotApplied = m.dyn.unapplied(st.Name)
 		}
 		if cs.LogPath == "" && st.LogDir != "" {
@@ -38,18 +40,18 @@ func (m *Manager) status(_ context.Context, _ control.Caller, req *control.Reque
 	}
 	if len(req.Names) == 0 {
 		for _, s := range m.group.List() {
-			add(s.Status())
+			add(s.Status(), true)
 		}
 		for _, st := range m.dyn.noted() {
-			add(st)
+			add(st, false)
 		}
 		return resp
 	}
 	for _, name := range req.Names {
 		if s := m.group.Get(name); s != nil {
-			add(s.Status())
+			add(s.Status(), true)
 		} else if st, ok := m.dyn.notedOne(name); ok {
-			add(st)
+			add(st, false)
 		} else {
 			return m.noService(name)
 		}
