@@ -84,9 +84,11 @@ set_field() {
 
 # remap_ids: HERMES_UID/HERMES_GID (or the PUID/PGID aliases; HERMES_*
 # wins) give the hermes account new ids before anything runs as it. The
-# account files are edited directly (usermod -u would also chown whatever
-# the old uid owns under /opt/data, the home); the volume is repaired below
-# by the allow-list only.
+# account files are edited directly (it works on a base without shadow);
+# what usermod -u also does, give the account's home (the volume) what the
+# old UID owned there, is done by follow_uid, after the allow-list repair.
+# A UID changed here is left in $old_uid.
+old_uid=
 remap_ids() {
 	uid=${HERMES_UID:-${PUID:-}}
 	gid=${HERMES_GID:-${PGID:-}}
@@ -116,7 +118,12 @@ remap_ids() {
 	fi
 	if [ -n "$uid" ] && [ "$uid" != "$(id -u hermes)" ]; then
 		say "changing hermes UID to $uid"
-		set_field /etc/passwd hermes 3 "$uid" || say "warning: cannot change /etc/passwd (read-only root?); hermes keeps its UID"
+		was=$(id -u hermes)
+		if set_field /etc/passwd hermes 3 "$uid"; then
+			old_uid=$was
+		else
+			say "warning: cannot change /etc/passwd (read-only root?); hermes keeps its UID"
+		fi
 	fi
 	if [ -n "$gid" ] && [ "$gid" != "$(id -g hermes)" ]; then
 		say "changing hermes GID to $gid"
@@ -292,6 +299,26 @@ fix_ownership() {
 		own "$p" || say "warning: cannot chown $p"
 		case $(stat -c %A "$p") in ?rw*) ;; *) chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac
 	done
+}
+
+# follow_uid: after a UID change, what the old UID owns in the volume
+# becomes the new UID's, as stage2's `usermod -u N hermes` does for the
+# account's home (/opt/data): its backups, caches, checkpoints,
+# .hermes_history... are no allow-listed path, and were left to a UID
+# hermes no longer has. As usermod: only when the volume's top dir was the
+# old or the new UID's ($home_uid, read before fix_ownership), the owner
+# alone (the group stays), a symlink itself, never followed; and, as
+# everywhere here, never a file with other hard links.
+follow_uid() {
+	[ -n "$old_uid" ] && is_root || return 0
+	[ "$home_uid" = "$old_uid" ] || [ "$home_uid" = "$HUID" ] || return 0
+	no_link "$HERMES_HOME" || return 0
+	[ -n "$(find "$HERMES_HOME" -user "$old_uid" -print 2>/dev/null | head -n 1)" ] || return 0
+	say "giving what UID $old_uid owned in $HERMES_HOME to hermes' new UID $HUID"
+	find "$HERMES_HOME" -user "$old_uid" ! -type d -links +1 \
+		-exec sh -c 'printf "[hermes-setup] warning: refusing to change %s: it has other hard links\n" "$1"' sh {} \; || :
+	find "$HERMES_HOME" -user "$old_uid" ! \( ! -type d -links +1 \) \
+		-exec chown -h "$HUID" {} + || say "warning: cannot chown all of what UID $old_uid owned in $HERMES_HOME"
 }
 
 # secret_modes: config.yaml 0640 and .env 0600, after they are seeded and
@@ -485,7 +512,9 @@ if ! mkdir -p "$HERMES_HOME" 2>/dev/null; then
 	say "warning: cannot create $HERMES_HOME; mount a volume there"
 	exit 0
 fi
+home_uid=$(stat -c %u "$HERMES_HOME" 2>/dev/null) || home_uid=
 fix_ownership
+follow_uid
 failed_dirs=
 for d in $SEED_DIRS; do seed_dir "$d"; done
 [ -z "$failed_dirs" ] || say "warning: cannot create in $HERMES_HOME:$failed_dirs"

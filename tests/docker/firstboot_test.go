@@ -85,7 +85,7 @@ func TestRemapPUID(t *testing.T) {
 		"/opt/data": "1234:1234", "/opt/data/profiles/coder/SOUL.md": "1234:1234",
 		"/opt/data/sessions/old/s.json": "1234:1234", "/opt/data/auth.json": "1234:1234",
 		"/opt/data/state.db": "1234:1234", "/opt/data/logs/gateways": "1234:1234",
-		"/opt/data/host_secret.json": "0:0", "/opt/data/mine/keep": "777:777", "/opt/data/mine": "10000:10000",
+		"/opt/data/host_secret.json": "0:0", "/opt/data/mine/keep": "777:777", "/opt/data/mine": "1234:10000",
 		"/etc/hostname": "0:0",
 	}
 	for p, want := range owners {
@@ -99,6 +99,56 @@ func TestRemapPUID(t *testing.T) {
 	}
 	if s, ok := c.status("gateway-coder"); !ok || s.State != "down" {
 		t.Errorf("gateway-coder %+v (registered %v), want a down slot", s, ok)
+	}
+}
+
+// TestRemapFollowsOldUID: PUID on a volume the s6 image (or this one)
+// left to UID 10000 gives the new UID what 10000 owned anywhere in it, as
+// stage2's `usermod -u` does for hermes' home: backups, checkpoints and
+// .hermes_history are no allow-listed path, and hermes could no longer
+// write them. The owner alone changes, as with usermod; a file of another
+// UID, a file with other hard links and what a symlink points to keep
+// theirs. A docker restart (the account already remapped) walks nothing.
+func TestRemapFollowsOldUID(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	seed(t, vol, `cd /opt/data && mkdir -p backups checkpoints/c1 other && touch .hermes_history backups/b.tar checkpoints/c1/f other/theirs linked &&
+		ln linked backups/linked2 && ln -s /etc/hostname hostlink`)
+	if r := runOnce(t, []string{"-v", vol + ":/opt/data", "--entrypoint", "/bin/sh"}, "-c",
+		"chown 777:777 /opt/data/other/theirs && chown -h 10000:10000 /opt/data/hostlink"); r.code != 0 {
+		t.Fatalf("setting up the volume: exit %d: %s", r.code, r.stderr)
+	}
+	c := start(t, []string{"-v", vol + ":/opt/data", "-e", "PUID=1234", "-e", "PGID=1234"}, "sleep", "infinity")
+	c.booted()
+	for p, want := range map[string]string{
+		"/opt/data/backups": "1234:10000", "/opt/data/backups/b.tar": "1234:10000",
+		"/opt/data/checkpoints/c1/f": "1234:10000", "/opt/data/.hermes_history": "1234:10000",
+		"/opt/data/other": "1234:10000", "/opt/data/other/theirs": "777:777",
+		"/opt/data/linked": "10000:10000", "/opt/data/backups/linked2": "10000:10000",
+		"/opt/data/sessions": "1234:1234", "/etc/hostname": "0:0",
+	} {
+		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g "+p)); got != want {
+			t.Errorf("%s owned by %s, want %s", p, got, want)
+		}
+	}
+	if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g /opt/data/hostlink")); got != "1234:10000" {
+		t.Errorf("the symlink itself owned by %s, want 1234:10000", got)
+	}
+	if r := c.exec("hermes", "sh", "-c", "echo q >>/opt/data/.hermes_history && touch /opt/data/backups/new"); r.code != 0 {
+		t.Errorf("hermes cannot write its own files after the remap: exit %d: %s", r.code, r.stderr)
+	}
+	want := "[hermes-setup] giving what UID 10000 owned in /opt/data to hermes' new UID 1234\n"
+	l := c.logs()
+	for _, line := range []string{want, "[hermes-setup] warning: refusing to change /opt/data/linked: it has other hard links\n",
+		"[hermes-setup] warning: refusing to change /opt/data/backups/linked2: it has other hard links\n"} {
+		if strings.Count(l, line) != 1 {
+			t.Errorf("docker logs hold %q %d times, want once:\n%s", line, strings.Count(l, line), l)
+		}
+	}
+	must(t, "restart", c.id)
+	c.booted()
+	if n := strings.Count(c.logs(), want); n != 1 {
+		t.Errorf("%q %d times after a restart, want once (the first boot's)", want, n)
 	}
 }
 
