@@ -363,14 +363,30 @@ api_key() {
 	env_file=$HERMES_HOME/.env
 	top_file "$env_file" || return 0
 	shared "$env_file" && return 0
-	# an empty API_SERVER_KEY= (as .env.example has it) is no key: the
-	# generated one is appended after it, and the last assignment wins
 	grep -q '^API_SERVER_KEY=..*' "$env_file" && return 0
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	# An empty API_SERVER_KEY= line is no key, and is dropped, as stage2
+	# does (sed -i): left above the generated one, it is the line hermes'
+	# writer (hermes config set, the setup wizard) replaces, the first one,
+	# while the last one, the generated key, is the one read. The copy
+	# beside it keeps .env's owner and mode (cp -p) and is renamed over it;
+	# a .env that cannot be renamed over (a bind-mounted file) gets the key
+	# appended, as before.
+	tmp=$env_file.hinit-$$
+	if grep -q '^API_SERVER_KEY=$' "$env_file" && cp -p "$env_file" "$tmp" 2>/dev/null &&
+		{ grep -v '^API_SERVER_KEY=$' "$env_file" || [ $? = 1 ]; } >"$tmp" &&
+		printf 'API_SERVER_KEY=%s\n' "$key" >>"$tmp" && mv -f "$tmp" "$env_file" 2>/dev/null; then
+		say "generated API_SERVER_KEY in $env_file"
+		return 0
+	fi
+	rm -f "$tmp"
+	# a last line without its newline would take the key into its value
+	nl=
+	[ -z "$(tail -c 1 "$env_file")" ] || nl='\n'
 	# a .env root may not write (bind-mounted read-only, a Kubernetes
 	# secret, NFS with root_squash) is the operator's: a warning, not a
 	# container that never starts
-	if ! { printf 'API_SERVER_KEY=%s\n' "$key" >>"$env_file"; } 2>/dev/null; then
+	if ! { printf "${nl}API_SERVER_KEY=%s\n" "$key" >>"$env_file"; } 2>/dev/null; then
 		say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
 		return 0
 	fi

@@ -117,9 +117,9 @@ func TestBootHookSecretModes(t *testing.T) {
 			t.Errorf("seeded %s is %q, want %q", p, got, want)
 		}
 	}
-	// The seed's empty API_SERVER_KEY= is no key: one is generated after it.
-	if env := c.readFile("/opt/data/.env"); !regexp.MustCompile(`\nAPI_SERVER_KEY=[0-9a-f]{64}\n$`).MatchString(env) {
-		t.Errorf(".env holds %q, want a generated API_SERVER_KEY after the empty one", env)
+	// The seed's empty API_SERVER_KEY= is no key: a generated one replaces it.
+	if env := c.readFile("/opt/data/.env"); !regexp.MustCompile(`^API_SERVER_KEY=[0-9a-f]{64}\n$`).MatchString(env) {
+		t.Errorf(".env holds %q, want the generated API_SERVER_KEY in place of the empty one", env)
 	}
 }
 
@@ -322,6 +322,32 @@ func TestBootHookStampEdges(t *testing.T) {
 			c.booted()
 			if l := c.logs(); !strings.Contains(l, "hinit: boot hook done hook=hermes-setup") {
 				t.Errorf("the boot hook did not end well:\n%s", l)
+			}
+		})
+	}
+}
+
+// TestBootHookAPIKeyLine: the generated API_SERVER_KEY replaces an empty
+// `API_SERVER_KEY=` line (as stage2's sed -i drops it) instead of following
+// it: hermes' .env writer updates the first line of a name and the last one
+// is read, so a key set later through hermes was shadowed by the generated
+// one. A .env whose last line lacks its newline gets one before the key,
+// which was glued into that line's value. .env stays hermes' and 0600.
+func TestBootHookAPIKeyLine(t *testing.T) {
+	t.Parallel()
+	key := `API_SERVER_KEY=[0-9a-f]{64}\n`
+	for what, tc := range map[string]struct{ env, want string }{
+		"empty key line":    {`FOO=1\nAPI_SERVER_KEY=\nBAR=2`, `^FOO=1\nBAR=2\n` + key + `600 10000:10000\n$`},
+		"no last newline":   {`FOO=1`, `^FOO=1\n` + key + `600 10000:10000\n$`},
+		"only an empty key": {`API_SERVER_KEY=\n`, `^` + key + `600 10000:10000\n$`},
+	} {
+		t.Run(what, func(t *testing.T) {
+			t.Parallel()
+			vol := volume(t)
+			seed(t, vol, `printf '`+tc.env+`' >/opt/data/.env && chmod 600 /opt/data/.env`)
+			r := runOnce(t, []string{"-v", vol + ":/opt/data"}, "sh", "-c", "cat /opt/data/.env && stat -c '%a %u:%g' /opt/data/.env")
+			if r.code != 0 || !regexp.MustCompile(tc.want).MatchString(r.stdout) {
+				t.Errorf("exit %d, .env and its mode:\n%s\nwant %s", r.code, r.stdout, tc.want)
 			}
 		})
 	}
