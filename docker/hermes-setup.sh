@@ -529,6 +529,13 @@ if ! mkdir -p "$HERMES_HOME" 2>/dev/null; then
 	exit 0
 fi
 home_uid=$(stat -c %u "$HERMES_HOME" 2>/dev/null) || home_uid=
+# --user with a uid that cannot write the volume (docker run --user
+# $(id -u):$(id -g) on the image's volume): stage2 refused it with exit 1 and
+# pointed to HERMES_UID/PUID; hinit runs it, and says here why hermes will
+# fail to keep its state, and what does what --user was meant for.
+if ! is_root && [ ! -w "$HERMES_HOME" ]; then
+	say "warning: started with --user $(id -u):$(id -g), which cannot write $HERMES_HOME (owned by $(stat -c %u:%g "$HERMES_HOME")): hermes cannot keep its state; to have the volume's files owned by your uid, start as root (no --user) with -e HERMES_UID=$(id -u) -e HERMES_GID=$(id -g) (or PUID/PGID), or give the volume to $(id -u)"
+fi
 fix_ownership
 follow_uid
 failed_dirs=

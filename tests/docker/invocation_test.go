@@ -137,3 +137,23 @@ func TestWithContenv(t *testing.T) {
 		}
 	}
 }
+
+// TestUserCannotWriteVolume: docker run --user with a uid that cannot write
+// the volume runs (stage2 refused it with exit 1), and the boot hook says
+// once why hermes will fail to keep its state and what to use instead:
+// HERMES_UID/PUID with a root start, as stage2's refusal did. --user of the
+// uid that owns the volume says nothing.
+func TestUserCannotWriteVolume(t *testing.T) {
+	t.Parallel()
+	want := "[hermes-setup] warning: started with --user 1000:1000, which cannot write /opt/data (owned by 10000:10000): " +
+		"hermes cannot keep its state; to have the volume's files owned by your uid, start as root (no --user) with " +
+		"-e HERMES_UID=1000 -e HERMES_GID=1000 (or PUID/PGID), or give the volume to 1000\n"
+	r := runOnce(t, []string{"--user", "1000:1000"}, "true")
+	if r.code != 0 || strings.Count(r.stderr, want) != 1 {
+		t.Errorf("exit %d, want 0 and once %q in:\n%s", r.code, want, r.stderr)
+	}
+	r = runOnce(t, []string{"--user", "10000:10000"}, "true")
+	if r.code != 0 || strings.Contains(r.stderr, "cannot write") {
+		t.Errorf("--user 10000:10000: exit %d, want 0 and no warning:\n%s", r.code, r.stderr)
+	}
+}
