@@ -308,16 +308,18 @@ fix_ownership() {
 # hermes no longer has. As usermod: only when the volume's top dir was the
 # old or the new UID's ($home_uid, read before fix_ownership), the owner
 # alone (the group stays), a symlink itself, never followed; and, as
-# everywhere here, never a file with other hard links.
+# everywhere here, never a file with other hard links. It stays on the
+# volume's filesystem (-xdev): a host dir mounted inside it keeps its
+# owners, as the allow-list repair leaves it.
 follow_uid() {
 	[ -n "$old_uid" ] && is_root || return 0
 	[ "$home_uid" = "$old_uid" ] || [ "$home_uid" = "$HUID" ] || return 0
 	no_link "$HERMES_HOME" || return 0
 	[ -n "$(find "$HERMES_HOME" -user "$old_uid" -print 2>/dev/null | head -n 1)" ] || return 0
 	say "giving what UID $old_uid owned in $HERMES_HOME to hermes' new UID $HUID"
-	find "$HERMES_HOME" -user "$old_uid" ! -type d -links +1 \
+	find "$HERMES_HOME" -xdev -user "$old_uid" ! -type d -links +1 \
 		-exec sh -c 'printf "[hermes-setup] warning: refusing to change %s: it has other hard links\n" "$1"' sh {} \; || :
-	find "$HERMES_HOME" -user "$old_uid" ! \( ! -type d -links +1 \) \
+	find "$HERMES_HOME" -xdev -user "$old_uid" ! \( ! -type d -links +1 \) \
 		-exec chown -h "$HUID" {} + || say "warning: cannot chown all of what UID $old_uid owned in $HERMES_HOME"
 }
 
@@ -371,15 +373,18 @@ api_key() {
 	# while the last one, the generated key, is the one read. The copy
 	# beside it keeps .env's owner and mode (cp -p) and is renamed over it;
 	# a .env that cannot be renamed over (a bind-mounted file) gets the key
-	# appended, as before.
-	tmp=$env_file.hinit-$$
-	if grep -q '^API_SERVER_KEY=$' "$env_file" && cp -p "$env_file" "$tmp" 2>/dev/null &&
+	# appended, as before. The copy is made by mktemp, a new file of a name
+	# nobody could plant a symlink at beforehand in hermes' dir: root would
+	# write through it.
+	tmp=
+	if grep -q '^API_SERVER_KEY=$' "$env_file" && tmp=$(mktemp "$env_file.hinit-XXXXXX" 2>/dev/null) &&
+		cp -p "$env_file" "$tmp" 2>/dev/null &&
 		{ grep -v '^API_SERVER_KEY=$' "$env_file" || [ $? = 1 ]; } >"$tmp" &&
 		printf 'API_SERVER_KEY=%s\n' "$key" >>"$tmp" && mv -f "$tmp" "$env_file" 2>/dev/null; then
 		say "generated API_SERVER_KEY in $env_file"
 		return 0
 	fi
-	rm -f "$tmp"
+	[ -z "$tmp" ] || rm -f "$tmp"
 	# a last line without its newline would take the key into its value
 	nl=
 	[ -z "$(tail -c 1 "$env_file")" ] || nl='\n'
