@@ -352,3 +352,18 @@ func TestBootHookAPIKeyLine(t *testing.T) {
 		})
 	}
 }
+
+// The copy of .env that drops an empty API_SERVER_KEY= line is a new file
+// of a name nobody could plant beforehand: root writes it in hermes' dir.
+// With the copy at .env.hinit-<pid>, a symlink planted there by hermes (in
+// a former run) to /etc/passwd had root overwrite it with .env.
+func TestBootHookEnvCopyNotPlanted(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	seed(t, vol, `printf 'API_SERVER_KEY=\n' >/opt/data/.env && chmod 600 /opt/data/.env && chown 10000:10000 /opt/data/.env &&
+		i=1; while [ $i -le 300 ]; do ln -s /etc/passwd /opt/data/.env.hinit-$i; chown -h 10000:10000 /opt/data/.env.hinit-$i; i=$((i+1)); done`)
+	r := runOnce(t, []string{"-v", vol + ":/opt/data"}, "sh", "-c", "grep -c '^root:' /etc/passwd; grep -c '^API_SERVER_KEY=.' /opt/data/.env")
+	if r.code != 0 || r.stdout != "1\n1\n" {
+		t.Errorf("exit %d, stdout %q (root's lines in /etc/passwd, keys in .env); want 0, %q\n%s", r.code, r.stdout, "1\n1\n", r.stderr)
+	}
+}
