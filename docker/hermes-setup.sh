@@ -260,12 +260,13 @@ give_tree() {
 	[ -d "$gp" ] || return 0
 	if not_hermes "$gp"; then
 		say "giving $gp back to hermes ($HUID:$HGID)"
-		# (a dir root may not read, without CAP_DAC_OVERRIDE or on NFS, is
-		# reported by find and skipped; it must not end the hook: set -e)
+		# (what cannot be read or changed, a dir root may not read without
+		# CAP_DAC_OVERRIDE or on NFS, a read-only mount, is skipped with one
+		# warning, not a line per file; it must not end the hook: set -e)
 		find "$gp" ! -type d -links +1 \( ! -user "$HUID" -o ! -group "$HGID" \) \
 			-exec sh -c 'printf "[hermes-setup] warning: refusing to change %s: it has other hard links\n" "$1"' sh {} \; || :
 		find "$gp" ! \( ! -type d -links +1 \) \( ! -user "$HUID" -o ! -group "$HGID" \) \
-			-exec chown -h "$HUID:$HGID" {} + || say "warning: cannot chown $gp"
+			-exec chown -h "$HUID:$HGID" {} + 2>/dev/null || say "warning: cannot chown all of $gp (a read-only mount in it?)"
 	fi
 }
 
@@ -320,7 +321,7 @@ follow_uid() {
 	find "$HERMES_HOME" -xdev -user "$old_uid" ! -type d -links +1 \
 		-exec sh -c 'printf "[hermes-setup] warning: refusing to change %s: it has other hard links\n" "$1"' sh {} \; || :
 	find "$HERMES_HOME" -xdev -user "$old_uid" ! \( ! -type d -links +1 \) \
-		-exec chown -h "$HUID" {} + || say "warning: cannot chown all of what UID $old_uid owned in $HERMES_HOME"
+		-exec chown -h "$HUID" {} + 2>/dev/null || say "warning: cannot chown all of what UID $old_uid owned in $HERMES_HOME"
 }
 
 # secret_modes: config.yaml 0640 and .env 0600, after they are seeded and

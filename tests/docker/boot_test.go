@@ -367,3 +367,25 @@ func TestBootHookEnvCopyNotPlanted(t *testing.T) {
 		t.Errorf("exit %d, stdout %q (root's lines in /etc/passwd, keys in .env); want 0, %q\n%s", r.code, r.stdout, "1\n1\n", r.stderr)
 	}
 }
+
+// A read-only mount inside a tree given back to hermes costs one warning
+// line per boot, not one chown error per file (stage2 sends those to
+// /dev/null too).
+func TestBootHookReadOnlyMountOneLine(t *testing.T) {
+	t.Parallel()
+	host := t.TempDir()
+	for _, f := range []string{"a", "b", "c"} {
+		if err := os.WriteFile(filepath.Join(host, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vol := volume(t)
+	r := runOnce(t, []string{"-v", vol + ":/opt/data", "-v", host + ":/opt/data/cron/shared:ro"}, "true")
+	out := r.stdout + r.stderr
+	if n := strings.Count(out, "Read-only file system"); n != 0 {
+		t.Errorf("%d chown errors, want none:\n%s", n, out)
+	}
+	if want := "[hermes-setup] warning: cannot chown all of /opt/data/cron (a read-only mount in it?)\n"; r.code != 0 || strings.Count(out, want) != 1 {
+		t.Errorf("exit %d, want 0 and one %q in:\n%s", r.code, want, out)
+	}
+}
