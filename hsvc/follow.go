@@ -17,16 +17,20 @@ import (
 // watches the log's directory with inotify, so it sleeps until something
 // happens there, and it notices rotation (current renamed away, a new
 // current created) by comparing the file it reads with the file at path:
-// it finishes the old file, then reads the new one from its start. f is
-// the file already open at its end, or nil.
+// it finishes the old file, then reads the new one from its start. The
+// directory itself may not be there yet (a service that never ran) or be
+// made again (removed or moved away, svclog makes it anew at the next
+// line): the watch follows the path, not the dir first seen. f is the file
+// already open at its end, or nil.
 func (c *cli) follow(path string, f *os.File) error {
 	defer func() { f.Close() }()
 	c.interrupt()
-	changes, stop, err := watchDir(filepath.Dir(path))
+	w, err := watchDir(filepath.Dir(path))
 	if err != nil {
 		return exitf(control.CodeFailed, "follow %s: watch its directory: %v", path, err)
 	}
-	defer stop()
+	defer w.stop()
+	followWatching(path)
 	for {
 		// Catch up first: the file may have grown or been replaced
 		// before the watch began, or between two events.
@@ -36,38 +40,67 @@ func (c *cli) follow(path string, f *os.File) error {
 		select {
 		case <-c.ctx.Done():
 			return nil
-		case _, ok := <-changes:
+		case _, ok := <-w.changes:
 			if !ok {
 				return exitf(control.CodeFailed, "follow %s: the watch of its directory ended", path)
 			}
 			// Whatever changed in the directory (an overflow included),
-			// catching up tells.
+			// catching up tells; the dir may be another one now.
+			if err := w.arm(); err != nil {
+				return exitf(control.CodeFailed, "follow %s: watch its directory: %v", path, err)
+			}
 		}
 	}
 }
 
-// watchDir reports, on changes, that something happened in dir: a file
-// written, created, renamed or removed. It reads inotify through Go's
-// netpoller, so hsvc sleeps between changes. stop ends the watch; changes is
-// closed if the watch breaks.
-func watchDir(dir string) (changes <-chan struct{}, stop func(), err error) {
+// followWatching is called once follow's watch is set up; a test waits
+// for it.
+var followWatching = func(path string) {}
+
+// Masks of a dirWatch: what happens in the log's dir, and what happens to
+// the dir in its parent (or, while there is no parent, its nearest
+// ancestor there is): made, removed, renamed. The parent is watched too
+// because a removed dir tells its own watch nothing while a file in it is
+// open (hsvc's, of the old current): the dir's inode lives on.
+const (
+	dirMask = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
+		unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ATTRIB | unix.IN_ONLYDIR |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+	ancestorMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ONLYDIR |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF
+)
+
+// dirWatch reports, on changes, that something happened in dir (a file
+// written, created, renamed or removed) or to dir in its parent. It reads
+// inotify through Go's netpoller, so hsvc sleeps between changes. changes
+// is closed if the watch breaks.
+type dirWatch struct {
+	changes <-chan struct{}
+	dir     string
+	fd      int
+	in      *os.File
+	wd, anc int // watch descriptors of dir and of its parent (or nearest ancestor); -1: none
+}
+
+// watchDir begins a dirWatch of dir.
+func watchDir(dir string) (*dirWatch, error) {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	const mask = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE |
-		unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_ATTRIB | unix.IN_ONLYDIR
-	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+	w := &dirWatch{dir: dir, fd: fd, wd: -1, anc: -1}
+	if err := w.arm(); err != nil {
 		unix.Close(fd)
-		return nil, nil, err
+		return nil, err
 	}
-	in := os.NewFile(uintptr(fd), "inotify")
+	w.in = os.NewFile(uintptr(fd), "inotify")
 	ch := make(chan struct{}, 1)
+	w.changes = ch
 	go func() {
 		defer close(ch)
 		buf := make([]byte, 64<<10)
 		for {
-			if _, err := in.Read(buf); err != nil {
+			if _, err := w.in.Read(buf); err != nil {
 				return
 			}
 			select {
@@ -76,8 +109,57 @@ func watchDir(dir string) (changes <-chan struct{}, stop func(), err error) {
 			}
 		}
 	}()
-	return ch, func() { in.Close() }, nil
+	return w, nil
 }
+
+// arm watches the dir now at w.dir and its parent (while there is no
+// parent, the nearest ancestor there is). Called after each change: the
+// dir may have been removed, moved away or made since. A parent hsvc may
+// not watch is done without while the dir is there.
+func (w *dirWatch) arm() error {
+	anc, aerr := w.watchAncestor()
+	if aerr == nil {
+		w.swap(&w.anc, anc)
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, w.dir, dirMask)
+	switch {
+	case err == nil:
+		w.swap(&w.wd, wd)
+		return nil
+	case !errors.Is(err, unix.ENOENT):
+		return err
+	case aerr != nil:
+		return aerr
+	}
+	// No dir (yet): the ancestor's watch tells when it is made; one made
+	// before that watch began was found by the add above.
+	w.swap(&w.wd, -1)
+	return nil
+}
+
+// watchAncestor watches the parent of w.dir, or the nearest ancestor
+// there is.
+func (w *dirWatch) watchAncestor() (int, error) {
+	for d := filepath.Dir(w.dir); ; d = filepath.Dir(d) {
+		wd, err := unix.InotifyAddWatch(w.fd, d, ancestorMask)
+		if err == nil || !errors.Is(err, unix.ENOENT) || d == filepath.Dir(d) {
+			return wd, err
+		}
+	}
+}
+
+// swap sets *slot to wd and removes the watch it held, unless still in
+// use (the kernel gives an inode watched again the same descriptor).
+func (w *dirWatch) swap(slot *int, wd int) {
+	old := *slot
+	*slot = wd
+	if old >= 0 && old != w.wd && old != w.anc {
+		unix.InotifyRmWatch(w.fd, uint32(old)) // gone already when its dir is
+	}
+}
+
+// stop ends the watch.
+func (w *dirWatch) stop() { w.in.Close() }
 
 // markArchives records the newest archive of dir as accounted for: the
 // file followed is newer.

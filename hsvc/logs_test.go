@@ -562,3 +562,96 @@ func TestLogsPlantedByTheOwner(t *testing.T) {
 		}
 	}
 }
+
+// followFrom runs hsvc logs dash -f -n 1 against a fixed status whose
+// service dash logs to logPath, until the test ends; once it is watching,
+// it returns; *code is its exit code once done is closed.
+func followFrom(t *testing.T, logPath string) (stdout, stderr *testprog.Buffer, done <-chan struct{}, code *int) {
+	t.Helper()
+	sock := serve(t, fixedStatus([]control.Status{{Name: "dash", State: "down", LogPath: logPath}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	c, stdout, stderr := newCLI(ctx, sock)
+	watching := make(chan struct{})
+	followWatching = func(string) { close(watching) }
+	ch, code := make(chan struct{}), new(int)
+	go func() {
+		defer close(ch)
+		*code = c.run([]string{"logs", "dash", "-f", "-n", "1"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-ch
+		followWatching = func(string) {}
+	})
+	select { // the watch has begun before the test changes anything
+	case <-watching:
+	case <-ch:
+		t.Fatalf("hsvc logs -f exited %d before it watched: %s", *code, stderr)
+	}
+	return stdout, stderr, ch, code
+}
+
+// waitOutput waits until stdout is want, failing at once if hsvc exits.
+func waitOutput(t *testing.T, stdout, stderr *testprog.Buffer, done <-chan struct{}, code *int, what, want string) {
+	t.Helper()
+	testprog.WaitFor(t, 5*time.Second, what, func() bool {
+		select {
+		case <-done:
+			t.Fatalf("hsvc logs -f exited %d before %s: %s", *code, what, stderr)
+		default:
+		}
+		return stdout.String() == want
+	})
+}
+
+// A service that never ran has no log dir yet: its log dir is made at
+// its first start. hsvc logs NAME says "hsvc logs -f waits for it", and
+// -f does. Before, it exited 1 at once: "watch its directory: no such
+// file or directory".
+func TestLogsFollowBeforeLogDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "logs", "dash")
+	logPath := filepath.Join(dir, "current")
+	stdout, stderr, done, code := followFrom(t, logPath)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, logPath, numbered(1, 1))
+	waitOutput(t, stdout, stderr, done, code, "the first line", numbered(1, 1))
+	appendTo(t, logPath, numbered(2, 2))
+	waitOutput(t, stdout, stderr, done, code, "the second line", numbered(1, 2))
+}
+
+// A log dir moved away or deleted is made again at the next line (README):
+// -f follows the new one. Before, it watched the old dir for ever and
+// printed nothing more.
+func TestLogsFollowLogDirMadeAgain(t *testing.T) {
+	for _, how := range []string{"removed", "moved away"} {
+		t.Run(how, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "dash")
+			logPath := filepath.Join(dir, "current")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			appendTo(t, logPath, numbered(1, 1))
+			stdout, stderr, done, code := followFrom(t, logPath)
+			waitOutput(t, stdout, stderr, done, code, "the first line", numbered(1, 1))
+			var err error
+			if how == "removed" {
+				err = os.RemoveAll(dir)
+			} else {
+				err = os.Rename(dir, filepath.Join(base, "old"))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			appendTo(t, logPath, numbered(2, 2))
+			waitOutput(t, stdout, stderr, done, code, "a line in the new dir", numbered(1, 2))
+			appendTo(t, logPath, numbered(3, 3))
+			waitOutput(t, stdout, stderr, done, code, "another line in the new dir", numbered(1, 3))
+		})
+	}
+}
