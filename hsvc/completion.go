@@ -23,7 +23,10 @@ func runCompletion(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(operands) != 1 || operands[0] != "bash" {
+	switch {
+	case len(operands) == 0:
+		return c.usageErr("name the shell: hsvc completion bash")
+	case len(operands) != 1 || operands[0] != "bash":
 		return c.usageErr("only bash is supported")
 	}
 	writeBashCompletion(c.stdout)

@@ -72,6 +72,9 @@ func TestExitCodes(t *testing.T) {
 		{"signal number", []string{"signal", "10", "catcher"}, 0, "", ""},
 		{"signal unknown", []string{"signal", "NOPE", "dashboard"}, 2, "", "unknown signal"},
 		{"signal no name", []string{"signal", "HUP"}, 2, "", "want a signal and one service name"},
+		{"signal as kill writes it", []string{"signal", "-HUP", "catcher"}, 0, "", ""},
+		{"completion without a shell", []string{"completion"}, 2, "", "name the shell: hsvc completion bash"},
+		{"completion of zsh", []string{"completion", "zsh"}, 2, "", "only bash is supported"},
 		{"signal unknown service", []string{"signal", "HUP", "nope"}, 3, "", "no such service"},
 
 		{"register", []string{"register", "gateway", "coder", "--down", "--env", "A=1"}, 0, "", ""},
@@ -191,6 +194,9 @@ func TestRequests(t *testing.T) {
 		{[]string{"restart", "main"}, control.Request{Verb: "restart", Names: []string{"main"}}},
 		{[]string{"signal", "sigusr1", "main"}, control.Request{Verb: "signal", Names: []string{"main"}, Signal: "USR1"}},
 		{[]string{"signal", "--process", "USR1", "main"}, control.Request{Verb: "signal", Names: []string{"main"}, Signal: "USR1", Process: true}},
+		// kill(1)'s spelling: it said "unknown option -9".
+		{[]string{"signal", "-9", "main"}, control.Request{Verb: "signal", Names: []string{"main"}, Signal: "KILL"}},
+		{[]string{"signal", "--process", "-SIGHUP", "main"}, control.Request{Verb: "signal", Names: []string{"main"}, Signal: "HUP", Process: true}},
 		{[]string{"register", "--env", "A=1", "gateway", "coder", "--env=B=x=y", "--down"},
 			control.Request{Verb: "register", Template: "gateway", Instance: "coder", Down: true, Env: map[string]string{"A": "1", "B": "x=y"}}},
 		{[]string{"unregister", "cron"}, control.Request{Verb: "unregister", Names: []string{"cron"}}},
