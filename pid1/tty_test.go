@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -292,13 +293,27 @@ func TestCtrlZDuringBoot(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	release := func() { // never blocks: O_RDWR opens a fifo without a reader
-		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
-			f.WriteString("go\n")
-			f.Close()
-		}
+	// release writes "go" once the hook has the fifo open to read: a
+	// line written before it opens is lost with the last descriptor (a CI
+	// run released a hook that had written in-hook but not yet opened the
+	// fifo, and it waited for its 60 s). The writer waits in a goroutine;
+	// the cleanup's reader lets it go if the hook never reads.
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			go func() {
+				if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+					f.WriteString("go\n")
+					f.Close()
+				}
+			}()
+		})
 	}
-	defer release()
+	t.Cleanup(func() {
+		if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			r.Close()
+		}
+	})
 	hook := fmt.Sprintf("echo $PPID >%s/in-hook.tmp && mv %s/in-hook.tmp %s/in-hook; read x <%s", dir, dir, dir, fifo)
 	cfg := fmt.Sprintf("boot:\n  - {name: wait, command: [/bin/sh, -c, %q]}\n", hook)
 	// A job-control shell puts hinit in a group of its own, the
