@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"hinit/config"
+	"hinit/control"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,8 @@ func TestCheckConfig(t *testing.T) {
 		{"bad duration with file and line", []string{bad}, 1, "", bad + ":4: "},
 		{"missing file", []string{filepath.Join(dir, "nope.yaml")}, 1, "", "no such file"},
 		{"too many arguments", []string{good, bad}, 2, "", "usage"},
+		{"an option", []string{"-q"}, 2, "", "usage"},
+		{"help", []string{"--help"}, 0, "usage: hinit check-config [FILE]: check FILE (default $HINIT_CONFIG or /etc/hinit/hinit.yaml) and its hinit.d drop-ins\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,6 +43,26 @@ func TestCheckConfig(t *testing.T) {
 					tt.args, code, out.String(), errb.String(), tt.code, tt.out, tt.err)
 			}
 		})
+	}
+}
+
+// check-config with no FILE and no hinit.yaml says what boot does then (it
+// runs bare), exit 0; a FILE named that is missing is an error.
+func TestCheckConfigNoFile(t *testing.T) {
+	if _, err := os.Stat(control.DefaultConfig); err == nil {
+		t.Skipf("%s exists here", control.DefaultConfig)
+	}
+	for _, k := range []string{control.ConfigEnv, control.RuntimeDirEnv, control.ScandirEnv} {
+		t.Setenv(k, "")
+	}
+	var out, errb bytes.Buffer
+	want := control.DefaultConfig + ": none; hinit runs bare, as tini does (docs/tini.md)\n"
+	if code := checkConfig(nil, &out, &errb); code != 0 || out.String() != want || errb.String() != "" {
+		t.Errorf("check-config = %d, %q, %q; want 0, %q", code, out.String(), errb.String(), want)
+	}
+	out.Reset()
+	if code := checkConfig([]string{control.DefaultConfig}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no such file") {
+		t.Errorf("check-config %s = %d, %q, %q; want 1, no such file", control.DefaultConfig, code, out.String(), errb.String())
 	}
 }
 

@@ -161,10 +161,15 @@ func run(name string, args []string, asTini bool) int {
 }
 
 // checkConfig validates a configuration file: exit 0 when it is good, 1
-// with one "file:line: problem" line each when it is not.
+// with one "file:line: problem" line each when it is not. No FILE and no
+// hinit.yaml at the default path is good: boot runs without one.
 func checkConfig(args []string, stdout, stderr io.Writer) int {
 	path := or(os.Getenv(control.ConfigEnv), DefaultConfig)
-	if len(args) > 1 {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(stdout, "usage: hinit check-config [FILE]: check FILE (default $HINIT_CONFIG or "+DefaultConfig+") and its hinit.d drop-ins")
+		return 0
+	}
+	if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stderr, "hinit: usage: hinit check-config [FILE]")
 		return 2
 	}
@@ -172,6 +177,15 @@ func checkConfig(args []string, stdout, stderr io.Writer) int {
 		path = args[0]
 	}
 	c, err := config.Load(path)
+	if errors.Is(err, fs.ErrNotExist) && len(args) == 0 && os.Getenv(control.ConfigEnv) == "" {
+		// What boot does then (loadSettings) is no error: say what it is.
+		mode := "on the built-in defaults (HINIT_RUNTIME_DIR or HINIT_SCANDIR is set)"
+		if control.Bare(os.Getenv) {
+			mode = "bare, as tini does (docs/tini.md)"
+		}
+		fmt.Fprintf(stdout, "%s: none; hinit runs %s\n", path, mode)
+		return 0
+	}
 	if err != nil {
 		if ce, ok := err.(*config.Error); ok {
 			for _, l := range ce.All() { // a person fixing the file: every problem
