@@ -20,7 +20,8 @@ func newFlags(verb string) *flag.FlagSet {
 // parse parses args with flags anywhere among the operands (hsvc start
 // NAME --wait), and returns the operands. Everything after "--" is an
 // operand. Flags are spelled -name or --name, with =VALUE or the next
-// argument as the value of a flag that takes one; -h, -help and --help
+// argument as the value of a flag that takes one (a one-letter one's may
+// also be stuck to it: -n5); -h, -help and --help
 // ask for the verb's help (errHelp, with fs kept for it). A mistake is
 // one usage error that spells the flag as --name and says what is wrong.
 func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
@@ -36,6 +37,12 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
 		f := fs.Lookup(name)
+		if f == nil && a[1] != '-' && !hasValue && len(name) > 1 {
+			// getopt's value stuck to a one-letter flag: -n5 is -n 5.
+			if g := fs.Lookup(name[:1]); g != nil && !isBool(g) {
+				f, name, value, hasValue = g, name[:1], name[1:], true
+			}
+		}
 		switch {
 		case f == nil && (name == "h" || name == "help"):
 			c.flags = fs

@@ -51,6 +51,10 @@ func TestLogsTail(t *testing.T) {
 		{"default 20", ptr(numbered(1, 30)), []string{"logs", "dash"}, 0, numbered(11, 30), ""},
 		{"n 3", ptr(numbered(1, 30)), []string{"logs", "dash", "-n", "3"}, 0, numbered(28, 30), ""},
 		{"n 0", ptr(numbered(1, 30)), []string{"logs", "-n", "0", "dash"}, 0, "", ""},
+		// tail's spelling: it said "unknown option -n5".
+		{"n stuck to its value", ptr(numbered(1, 30)), []string{"logs", "dash", "-n5"}, 0, numbered(26, 30), ""},
+		{"no flag name", nil, []string{"logs", "dash", "-="}, 2, "", "unknown option -="},
+		{"n stuck to a bad value", nil, []string{"logs", "dash", "-nx"}, 2, "", `-n "x": not a whole number`},
 		{"more than there is", ptr(numbered(1, 2)), []string{"logs", "dash", "-n", "5"}, 0, numbered(1, 2), ""},
 		{"no final newline", ptr("a\nb\nc"), []string{"logs", "dash", "-n", "2"}, 0, "b\nc", ""},
 		{"empty", ptr(""), []string{"logs", "dash"}, 0, "", ""},
