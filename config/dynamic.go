@@ -51,6 +51,7 @@ func (d *decoder) ref(n *yaml.Node, name string) *Ref {
 	for _, e := range d.entries(n, "") {
 		switch e.key {
 		case "template":
+			r.Line = e.v.Line
 			var ok bool
 			if r.Template, ok = d.strOK(e.v, e.key); !ok {
 				break

@@ -135,18 +135,18 @@ func TestParseService(t *testing.T) {
 			name:    "template reference",
 			dir:     "gateway-coder",
 			yaml:    "template: gateway\ninstance: coder\nenv: {K: V}\n",
-			wantRef: &Ref{Template: "gateway", Instance: "coder", Env: map[string]string{"K": "V"}},
+			wantRef: &Ref{Template: "gateway", Instance: "coder", Env: map[string]string{"K": "V"}, Line: 1},
 		},
 		{
 			name:    "template reference with a stop timeout",
 			dir:     "gateway-coder",
-			yaml:    "template: gateway\ninstance: coder\nstop_timeout: 50s\n",
-			wantRef: &Ref{Template: "gateway", Instance: "coder", StopTimeout: 50 * time.Second},
+			yaml:    "instance: coder\ntemplate: gateway\nstop_timeout: 50s\n",
+			wantRef: &Ref{Template: "gateway", Instance: "coder", StopTimeout: 50 * time.Second, Line: 2},
 		},
 		{
 			name:    "reference without a dir name",
 			yaml:    "{template: gateway, instance: default}",
-			wantRef: &Ref{Template: "gateway", Instance: "default"},
+			wantRef: &Ref{Template: "gateway", Instance: "default", Line: 1},
 		},
 		{
 			name: "service",

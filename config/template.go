@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -80,7 +82,11 @@ func (d *decoder) overrides(t *Template, n *yaml.Node, path string) map[string]*
 func (c *Config) Render(ref Ref) (*Service, error) {
 	t := c.Templates[ref.Template]
 	if t == nil {
-		return nil, fmt.Errorf("render %s: %w", quote(ref.Template), ErrUnknownTemplate)
+		defined := "none"
+		if len(c.Templates) > 0 {
+			defined = strings.Join(slices.Sorted(maps.Keys(c.Templates)), ", ")
+		}
+		return nil, fmt.Errorf("template %s: %w (the configuration's: %s)", quote(ref.Template), ErrUnknownTemplate, defined)
 	}
 	if err := svcname.CheckInstance(t.Name, ref.Instance); err != nil {
 		return nil, fmt.Errorf("render %s: %w: %w", t.Name, ErrInvalidInstance, err)

@@ -144,6 +144,10 @@ func TestRenderErrors(t *testing.T) {
 			}
 		})
 	}
+	// The message names what is defined: a typo is seen at once.
+	if _, err := c.Render(Ref{Template: "gateway", Instance: "coder"}); err == nil || err.Error() != `template "gateway": no such template (the configuration's: worker)` {
+		t.Errorf("Render of an unknown template: %v", err)
+	}
 	if _, err := c.Render(Ref{Template: "worker", Instance: strings.Repeat("a", svcname.MaxProfileLen)}); err != nil {
 		t.Errorf("longest instance: %v", err)
 	}

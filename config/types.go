@@ -227,6 +227,9 @@ type Ref struct {
 	// (a gateway's drain budget, hermes' restart_drain_timeout plus a
 	// margin). At most MaxRefStopTimeout.
 	StopTimeout time.Duration
+	// Line is where template: is in the file the reference was read from
+	// (0: not read from a file), for a message about it.
+	Line int
 }
 
 // MaxRefStopTimeout bounds the stop timeout a template reference may ask

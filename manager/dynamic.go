@@ -213,7 +213,7 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 	}
 	if ref != nil {
 		if def, err = d.m.cfg.Render(*ref); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return nil, fmt.Errorf("%s:%d: %w", file, ref.Line, err)
 		}
 	} else {
 		// A template's essential is hinit.yaml's word; a definition's own

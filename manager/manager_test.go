@@ -905,7 +905,7 @@ func TestDirReasonNamesItsFile(t *testing.T) {
 		{"broken", map[string]string{"service.yaml": "command: [x]\nrestart: sometimes\n"}, nil,
 			s + `/broken/service.yaml:2: restart: "sometimes" is not a restart policy (always, on-failure, never)`},
 		{"nope-x", map[string]string{"service.yaml": "template: nope\ninstance: x\n"}, nil,
-			s + `/nope-x/service.yaml: render "nope": no such template`},
+			s + `/nope-x/service.yaml:1: template "nope": no such template (the configuration's: none)`},
 	} {
 		tmp := filepath.Join(s, "."+tc.name)
 		if err := os.Mkdir(tmp, 0o755); err != nil {
