@@ -177,7 +177,7 @@ func (d *decoder) hooks(n *yaml.Node, path string) []Hook {
 		if h.Name == "" {
 			d.at(item, p, "name is required (it names the hook in log lines)")
 		}
-		if h.Command == nil && !hasKey(item, "command") {
+		if h.Command == nil && lacks(item, "command") {
 			d.at(item, p, "command is required (a list of arguments or a shell command string)")
 		}
 		if first, dup := names[h.Name]; dup && h.Name != "" {

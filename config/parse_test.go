@@ -355,9 +355,15 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 	{
 		name: "merge key in a service",
 		yaml: "templates:\n  t: &base {command: [a]}\nservices:\n  web:\n    <<: *base\n",
+		// One line: "command is required" after it said the same twice.
+		want: []string{`hinit.yaml:5: services.web."<<": merge keys are not supported, write the keys out`},
+	},
+	{
+		name: "merge key in a boot hook",
+		yaml: "x: &h {command: [a]}\nboot:\n  - name: h\n    <<: *h\n",
 		want: []string{
-			`hinit.yaml:4: services.web: command is required (a list of arguments or a shell command string)`,
-			`hinit.yaml:5: services.web."<<": merge keys are not supported, write the keys out`,
+			`hinit.yaml:1: x: unknown key (expected one of user, main, services, templates, boot, reconcile, services_max, shutdown_timeout, env, compat)`,
+			`hinit.yaml:4: boot[0]."<<": merge keys are not supported, write the keys out`,
 		},
 	},
 	{

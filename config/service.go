@@ -73,9 +73,26 @@ func (d *decoder) needCommand(s *Service, n, at *yaml.Node, path string) {
 	if s.Command != nil || !isNull(n) && Unalias(n).Kind != yaml.MappingNode {
 		return
 	}
-	if !hasKey(n, "command") {
+	if lacks(n, "command") {
 		d.at(at, path, "command is required (a list of arguments or a shell command string)")
 	}
+}
+
+// lacks reports that mapping n has no key named key, nor a merge key that
+// might have held it: a merge key is reported on its own (entries), and a
+// missing key behind it would be the same problem said twice.
+func lacks(n *yaml.Node, key string) bool {
+	if hasKey(n, key) {
+		return false
+	}
+	if n = Unalias(n); n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if Unalias(n.Content[i]).ShortTag() == "!!merge" {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // hasKey reports whether mapping n holds key.
