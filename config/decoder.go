@@ -122,6 +122,10 @@ func (d *decoder) syntax(err error, data []byte) {
 	if line > last && last > 0 {
 		line = last
 	}
+	if msg == "found character that cannot start any token" && tabIndented(data, line) {
+		d.add(line, "invalid YAML: a tab indents this line; YAML indents with spaces")
+		return
+	}
 	switch at, ok := findProblem(msg, data, line, last); {
 	case ok && at != line && parserProblems[msg]:
 		d.add(at, "invalid YAML: %s (in the block that starts at line %d)", msg, line)
@@ -130,6 +134,17 @@ func (d *decoder) syntax(err error, data []byte) {
 	default:
 		d.add(line, "invalid YAML: %s", msg)
 	}
+}
+
+// tabIndented reports whether line n (from 1) of data has a tab in its
+// indentation.
+func tabIndented(data []byte, n int) bool {
+	lines := bytes.SplitN(data, []byte("\n"), n+1)
+	if n < 1 || n > len(lines) {
+		return false
+	}
+	l := lines[n-1]
+	return bytes.IndexByte(l[:len(l)-len(bytes.TrimLeft(l, " \t"))], '\t') >= 0
 }
 
 // findProblem finds the line of a problem yaml.v3 does not place: its

@@ -367,6 +367,12 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 		},
 	},
 	{
+		// yaml.v3 says "found character that cannot start any token".
+		name: "tab indentation",
+		yaml: "services:\n  web:\n    command: [a]\n \trestart: always\n",
+		want: []string{`hinit.yaml:4: invalid YAML: a tab indents this line; YAML indents with spaces`},
+	},
+	{
 		name: "YAML parser error",
 		yaml: "services:\n  web:\n    command: [a, b\n",
 		want: []string{`hinit.yaml:3: invalid YAML: did not find expected ',' or ']'`},
@@ -401,8 +407,13 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 	},
 	{
 		name: "YAML scanner error",
-		yaml: "services:\n  web:\n\t command: [a]\n",
+		yaml: "services:\n  web:\n    command: @a\n",
 		want: []string{`hinit.yaml:3: invalid YAML: found character that cannot start any token`},
+	},
+	{
+		name: "tab indentation first",
+		yaml: "services:\n  web:\n\t command: [a]\n",
+		want: []string{`hinit.yaml:3: invalid YAML: a tab indents this line; YAML indents with spaces`},
 	},
 	{
 		name: "a list where a word is expected: one line each",
