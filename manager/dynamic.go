@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"hinit/config"
 	"hinit/scandir"
@@ -238,16 +239,22 @@ func (d *dynamic) note(name, why string) {
 	}
 }
 
-// note is why a dir is not a service, and its place among the notes set.
+// note is why a dir is not a service, its place among the notes set, and
+// since when it has said so (status's since).
 type note struct {
-	why string
-	seq uint64
+	why   string
+	seq   uint64
+	since time.Time
 }
 
 // setNote sets name's note and wakes noteWatch's callers. Caller holds mu.
 func (d *dynamic) setNote(name, why string) {
 	d.seq++
-	d.notes[name] = note{why, d.seq}
+	since := time.Now()
+	if old, ok := d.notes[name]; ok && old.why == why {
+		since = old.since // the same reason, read again (a rescan)
+	}
+	d.notes[name] = note{why, d.seq, since}
 	close(d.noteCh)
 	d.noteCh = make(chan struct{})
 }
@@ -372,12 +379,12 @@ func (d *dynamic) notedOne(name string) (supervise.Status, bool) {
 	if !ok || d.m.group.Get(name) != nil {
 		return supervise.Status{}, false
 	}
-	return notedStatus(name, n.why), true
+	return notedStatus(name, n), true
 }
 
 // notedStatus shows a dir that is not a service as a service down.
-func notedStatus(name, why string) supervise.Status {
-	return supervise.Status{Name: shown(name), State: supervise.StateDown, Want: supervise.WantDown, Reason: why, Source: config.SourceScandir}
+func notedStatus(name string, n note) supervise.Status {
+	return supervise.Status{Name: shown(name), State: supervise.StateDown, Want: supervise.WantDown, Since: n.since, Reason: n.why, Source: config.SourceScandir}
 }
 
 // shown is name as status shows it. A name the name rule refuses (one the
@@ -397,7 +404,7 @@ func (d *dynamic) noted() []supervise.Status {
 	var out []supervise.Status
 	for name, n := range d.notes {
 		if d.m.group.Get(name) == nil {
-			out = append(out, notedStatus(name, n.why))
+			out = append(out, notedStatus(name, n))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

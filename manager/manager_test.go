@@ -967,6 +967,7 @@ func TestStatusSaysDefinitionNotApplied(t *testing.T) {
 // "R; its dir's new definition is not applied: R".
 func TestNotedDirHasNoNotApplied(t *testing.T) {
 	f := mt.Start(t, "", nil)
+	before := time.Now()
 	f.Publish("broken", "command: [x]\nrestart: sometimes\n")
 	if err := os.WriteFile(filepath.Join(f.Scandir, "plain"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -978,9 +979,13 @@ func TestNotedDirHasNoNotApplied(t *testing.T) {
 		if st.Reason == "" || st.NotApplied != "" {
 			t.Errorf("status %s: reason %q, not_applied %q; want a reason and no not_applied", name, st.Reason, st.NotApplied)
 		}
+		// since: when it was found not to be a service (it was zero).
+		if st.Since.Before(before) || st.Since.After(time.Now()) {
+			t.Errorf("status %s: since %v; want the moment it was noted, after %v", name, st.Since, before)
+		}
 		for _, row := range all {
-			if row.Name == name && row.NotApplied != "" {
-				t.Errorf("status (all), %s: not_applied %q; want none", name, row.NotApplied)
+			if row.Name == name && (row.NotApplied != "" || !row.Since.Equal(st.Since)) {
+				t.Errorf("status (all), %s: not_applied %q, since %v; want none, %v", name, row.NotApplied, row.Since, st.Since)
 			}
 		}
 	}
