@@ -84,8 +84,46 @@ func TestLogsTail(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// A sparse TiB planted as current (the log dir is its service user's):
+// root's hsvc logs reads and prints n longest lines of it, and is done.
+// It read the whole TiB from its end, then copied all of it.
+func TestLogsSparsePlanted(t *testing.T) {
+	sock, logPath := logServer(t)
+	os.Remove(logPath)
+	f, err := os.Create(logPath)
+	if err == nil {
+		err = f.Truncate(1 << 40)
+		f.Close()
+	}
+	if err != nil {
+		t.Skipf("no sparse TiB here: %v", err)
+	}
+	c, stdout, stderr := newCLI(context.Background(), sock)
+	done := make(chan int, 1)
+	go func() { done <- c.run([]string{"logs", "dash", "-n", "3"}) }()
+	select {
+	case code := <-done:
+		checkRun(t, code, "", stderr.String(), 0, "", "")
+		if got, want := len(stdout.String()), 3*longestLine; got != want {
+			t.Errorf("printed %d bytes, want %d (3 longest lines)", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hsvc logs still reading the sparse TiB after 10 s")
+	}
+}
+
+// countingZeros reads as a sparse file of zeros and counts what is read.
+type countingZeros struct{ read int64 }
+
+func (z *countingZeros) ReadAt(p []byte, off int64) (int, error) {
+	clear(p)
+	z.read += int64(len(p))
+	return len(p), nil
+}
+
 func TestLastLines(t *testing.T) {
-	long := strings.Repeat("x", 3*tailBlock) + "\n"
+	long := strings.Repeat("x", svclog.MaxLine+40) + "\n" // a piece, its stamp, a newline
+	planted := int64(1) << 40                             // a sparse TiB of zeros, no newline
 	tests := []struct {
 		name    string
 		content string
@@ -97,7 +135,7 @@ func TestLastLines(t *testing.T) {
 		{"one line", "a\n", 1, 0, 1},
 		{"last of two", "a\nb\n", 1, 2, 1},
 		{"blank lines count", "a\n\n\n", 2, 2, 2},
-		{"lines across blocks", long + long + "tail\n", 2, int64(len(long)), 2},
+		{"lines across blocks", strings.Repeat(long, 5) + "tail\n", 3, 3 * int64(len(long)), 3},
 		{"zero", "a\nb\n", 0, 4, 0},
 		{"fewer than asked", "a\nb\n", 5, 0, 2},
 		{"fewer, no final newline", "a\nb", 5, 0, 2},
@@ -109,6 +147,14 @@ func TestLastLines(t *testing.T) {
 				t.Fatalf("lastLines = %d, %d lines, %v; want %d, %d lines", got, lines, err, tc.want, tc.lines)
 			}
 		})
+	}
+	// A file that is no log hinit wrote is read no further back than n
+	// longest lines (it read the whole TiB, and printed it).
+	z := &countingZeros{}
+	got, lines, err := lastLines(z, planted, 20)
+	if want := planted - 20*longestLine; err != nil || got != want || lines != 20 || z.read > 20*longestLine {
+		t.Errorf("lastLines of a sparse TiB = %d, %d lines, %v, %d bytes read; want %d, 20 lines, at most %d bytes read",
+			got, lines, err, z.read, want, 20*longestLine)
 	}
 }
 

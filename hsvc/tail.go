@@ -89,18 +89,28 @@ func tailArchives(path string, cur *os.File, n int, w io.Writer) error {
 	return nil
 }
 
+// longestLine is the longest line a log hinit writes holds: svclog's
+// longest piece, its time stamp and newline, with room to spare.
+const longestLine = svclog.MaxLine + 64
+
 // lastLines is the offset where the last n lines of the first size bytes
 // of r begin, and how many lines there are from there (fewer than n when
 // r holds fewer). A final newline ends the last line; it does not start
-// one.
+// one. It reads no further back than n longest lines: a file with fewer
+// newlines there is no log hinit wrote (a huge or sparse file put in the
+// log dir), and its last n × longestLine bytes count as the n lines.
 func lastLines(r io.ReaderAt, size int64, n int) (int64, int, error) {
 	if n <= 0 {
 		return size, 0, nil
 	}
+	floor := int64(0)
+	if int64(n) < size/longestLine {
+		floor = size - int64(n)*longestLine
+	}
 	buf := make([]byte, tailBlock)
 	seen := 0
-	for end := size; end > 0; {
-		start := max(end-tailBlock, 0)
+	for end := size; end > floor; {
+		start := max(end-tailBlock, floor)
 		chunk := buf[:end-start]
 		if _, err := r.ReadAt(chunk, start); err != nil && err != io.EOF {
 			return 0, 0, fmt.Errorf("read: %w", err)
@@ -114,6 +124,9 @@ func lastLines(r io.ReaderAt, size int64, n int) (int64, int, error) {
 			}
 		}
 		end = start
+	}
+	if floor > 0 {
+		return floor, n, nil
 	}
 	if size > 0 {
 		seen++ // the first line
