@@ -16,7 +16,7 @@ func ApplyEvent(m *Manager, ev scandir.Event) { m.dyn.apply(ev) }
 // the returned function is called.
 func FailRemovals(err error) (restore func()) {
 	removeAll = func(*os.Root, string) error { return err }
-	return func() { removeAll = (*os.Root).RemoveAll }
+	return func() { removeAll = removeTree }
 }
 
 // HoldRemovals makes every removal of a scandir dir wait for release,
@@ -32,9 +32,9 @@ func HoldRemovals(after bool) (release, restore func()) {
 		} else {
 			<-gate
 		}
-		return r.RemoveAll(name)
+		return removeTree(r, name)
 	}
-	return func() { close(gate) }, func() { removeAll = (*os.Root).RemoveAll }
+	return func() { close(gate) }, func() { removeAll = removeTree }
 }
 
 // Leaving reports whether name's unregister is not over.

@@ -69,3 +69,26 @@ func TestUnregisterThroughSwappedScandir(t *testing.T) {
 		t.Errorf("root's unregister removed a root-owned dir outside the scandir: %q, %v", b, err)
 	}
 }
+
+// The hermes user's slot dir may hold a chain of dirs deeper than PID 1's
+// descriptor limit (hermes makes one in a second with mkdirat and openat).
+// Its unregister removes it without a descriptor per level: os.Root's
+// RemoveAll held one per level, so the unregister failed with EMFILE, the
+// dir stayed (and a new unregister did it again), and while it walked PID
+// 1 had no descriptor left for anything else. The limit is lowered here
+// to the descriptors open plus 64, for a chain of 400 levels.
+func TestUnregisterDeepTree(t *testing.T) {
+	f := mt.Start(t, "", nil)
+	f.Publish("deep", "command: "+mt.Prog("sleep", "inf")+"\n"+mt.Env)
+	f.Expect(control.Request{Verb: control.VerbWait, Names: []string{"deep"}, Until: control.UntilUp, Wait: "10s"}, 0, "")
+	testprog.DeepChain(t, filepath.Join(f.Scandir, "deep", "tree"), 400)
+	restore := testprog.LimitDescriptors(t, 64)
+	resp := f.Do(control.Request{Verb: control.VerbUnregister, Names: []string{"deep"}, Wait: "10s"})
+	restore()
+	if !resp.OK {
+		t.Errorf("unregister --wait answered %d %.300q, want 0", resp.Code, resp.Error)
+	}
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "deep")); !os.IsNotExist(err) {
+		t.Errorf("dir still there after unregister --wait: %v", err)
+	}
+}

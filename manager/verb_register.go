@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"hinit/asuser"
 	"hinit/config"
 	"hinit/control"
 	"hinit/reconcile"
@@ -228,17 +229,28 @@ func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Respo
 	return control.OK()
 }
 
-// removeAll is (*os.Root).RemoveAll; a test makes it fail.
-var removeAll = (*os.Root).RemoveAll
+// removeAll removes name in the scandir r and all under it, never through
+// a symlink, with no descriptor per level of a tree the hermes user made
+// as deep as it likes (asuser.RemoveAllAt); a test makes it fail.
+var removeAll = removeTree
+
+func removeTree(r *os.Root, name string) error {
+	d, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return asuser.RemoveAllAt(d, name)
+}
 
 // removeSlot removes the scandir dir name with the rights of whoever may:
 // root's for a dir root owns when root asked, the image user's otherwise
 // (a scandir write never yields root). Everything is done relative to the
 // scandir hinit watches (scandir.Watcher.OpenRoot), never through its
 // path: the image user may have put a symlink to any tree there, and
-// root would remove that tree's root-owned NAME. os.Root's RemoveAll
-// never follows a symlink: a link in place of the dir is removed, not
-// what it points to.
+// root would remove that tree's root-owned NAME. removeAll never follows
+// a symlink: a link in place of the dir is removed, not what it points
+// to.
 func (m *Manager) removeSlot(name string, root bool) error {
 	dir := filepath.Join(m.scandir, name)
 	w := m.watcher.Load()

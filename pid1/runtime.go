@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"hinit/asuser"
 )
 
 // prepareRuntime (re)creates the runtime dir and the scandir empty (SPEC §2
@@ -88,7 +90,8 @@ const removeBatch = 256
 // removeContents removes everything inside dir, never following a link. It
 // reads removeBatch names at a time, never the whole listing: after a
 // docker restart without a tmpfs, the scandir holds whatever the hermes
-// user left there, any number of entries. One descriptor reads on past
+// user left there, any number of entries, and trees of any depth
+// (asuser.RemoveAllAt holds no descriptor per level). One descriptor reads on past
 // what it removed (reading each batch from a fresh open is quadratic on
 // ext4); a fresh open at the end checks nothing was passed over.
 func removeContents(dir string) error {
@@ -112,7 +115,7 @@ func removePass(dir string) (int, error) {
 	for {
 		names, err := f.Readdirnames(removeBatch)
 		for _, n := range names {
-			if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+			if err := asuser.RemoveAllAt(f, n); err != nil {
 				return removed, err
 			}
 			removed++

@@ -7,8 +7,11 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // FillDir makes n empty files of 246-byte names in dir: a dir the hermes
@@ -53,4 +56,61 @@ func HeapGrowth(f func()) int64 {
 	close(stop)
 	<-sampled
 	return int64(peak.Load()) - int64(before.HeapInuse)
+}
+
+// DeepChain makes dir and a chain of depth dirs named d under it
+// (dir/d/d/d...), one level at a time relative to the one above, as the
+// hermes user can make one deeper than any path: PID 1 must remove it
+// without a descriptor per level.
+func DeepChain(t testing.TB, dir string, depth int) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range depth {
+		if err := unix.Mkdirat(fd, "d", 0o755); err != nil {
+			unix.Close(fd)
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "d", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	unix.Close(fd)
+}
+
+// LimitDescriptors lowers this process's descriptor limit to the
+// descriptors open now plus room, until the returned func (also a
+// cleanup of t) puts it back.
+func LimitDescriptors(t testing.TB, room int) func() {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	low := old
+	low.Cur = uint64(len(ents) + room)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	restore := func() {
+		if !done {
+			done = true
+			syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old)
+		}
+	}
+	t.Cleanup(restore)
+	return restore
 }
