@@ -138,7 +138,13 @@ func (r *Reaper) fork(argv0 string, argv []string, attr *syscall.ProcAttr, sig c
 	shimErr = -1
 	// A fork leaves ignored exactly what this process ignores now; only
 	// the signals hinit inherited ignored, and SIGTSTP/SIGTTIN/SIGTTOU, can be.
-	if childsig.Ignoring(sig.Ignored|childsig.Inherited().Ignored) != sig.Ignored {
+	// A child that runs as another user than root goes through the shim
+	// too: a plain fork waits for its exec here, under mu, and that user
+	// can hold the exec (a write lease on its own program holds every
+	// open of it up to fs.lease-break-time, 45 s): nothing would be reaped
+	// or started meanwhile. The shim is hinit's own binary, which no one
+	// else may lease, and its exec of the program is awaited without mu.
+	if childsig.Ignoring(sig.Ignored|childsig.Inherited().Ignored) != sig.Ignored || asUser(attr) {
 		pid, shimErr, err = r.forkShim(argv0, argv, attr, sig)
 	} else {
 		pid, err = forkMasked(argv0, argv, attr, sig.Blocked)
@@ -150,6 +156,11 @@ func (r *Reaper) fork(argv0 string, argv []string, attr *syscall.ProcAttr, sig c
 	r.waiting[pid] = done
 	r.markBusy()
 	return pid, done, shimErr, nil
+}
+
+// asUser reports whether the child switches to a user other than root.
+func asUser(attr *syscall.ProcAttr) bool {
+	return attr.Sys != nil && attr.Sys.Credential != nil && attr.Sys.Credential.Uid != 0
 }
 
 // forkMasked forks and execs with the mask blocked (childsig.WithMask).

@@ -88,6 +88,31 @@ var programs = map[string]func([]string) int{
 	"gateway":     gateway,
 	"session":     session,
 	"leave-fd":    leaveFD,
+	"lease":       lease,
+}
+
+// lease PATH: takes a write lease on PATH (its owner may), says "leased";
+// says "broken" when someone opens PATH (an exec of it: the kernel holds
+// that open up to fs.lease-break-time, 45 s by default), and lets go of
+// the lease once stdin is closed.
+func lease(a []string) int {
+	f, err := os.Open(a[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	broken := make(chan os.Signal, 1)
+	signal.Notify(broken, syscall.SIGIO)
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_WRLCK); err != nil {
+		fmt.Fprintln(os.Stderr, "F_SETLEASE:", err)
+		return 1
+	}
+	fmt.Println("leased")
+	<-broken
+	fmt.Println("broken")
+	bufio.NewReader(os.Stdin).ReadString(0)
+	unix.FcntlInt(f.Fd(), unix.F_SETLEASE, unix.F_UNLCK)
+	return 0
 }
 
 func atoi(s string) int {
