@@ -98,29 +98,88 @@ var Default State
 const Runtime = Set(1<<(syscall.SIGURG-1) | 1<<(33-1))
 
 // ShimName is argv[0] of hinit's own binary run as the shim: argv is then
-// ShimName, the ignored set, the blocked set, the error fd, the program's
-// path and its argv (see shimArgs).
+// ShimName, the ignored set, the blocked set, the error fd, who to become
+// and the dir to enter ("" for neither), the program's path and its argv
+// (see ShimArgs).
 const ShimName = "hinit-sigexec"
 
 // ShimArgs is the argv of the shim that starts path with argv in state st,
-// reporting a failed exec on the shim's descriptor fd.
-func ShimArgs(st State, fd int, path string, argv []string) []string {
+// reporting a failed exec (or a failed switch to cred, or chdir to dir) on
+// the shim's descriptor fd. With cred, the shim is forked as root and
+// becomes cred itself, then enters dir: until it does, the user it becomes
+// cannot stop it, and it is awaited without the reaper's lock from then on.
+func ShimArgs(st State, fd int, cred *syscall.Credential, dir, path string, argv []string) []string {
 	return append([]string{ShimName, strconv.FormatUint(uint64(st.Ignored), 16),
-		strconv.FormatUint(uint64(st.Blocked), 16), strconv.Itoa(fd), path}, argv...)
+		strconv.FormatUint(uint64(st.Blocked), 16), strconv.Itoa(fd), formatCred(cred), dir, path}, argv...)
+}
+
+// formatCred is cred as the shim reads it: "uid:gid:group,group...", with
+// "-" for groups when they are not to be set; "" for none.
+func formatCred(cred *syscall.Credential) string {
+	if cred == nil {
+		return ""
+	}
+	groups := "-"
+	if !cred.NoSetGroups {
+		gs := make([]string, len(cred.Groups))
+		for i, g := range cred.Groups {
+			gs[i] = strconv.FormatUint(uint64(g), 10)
+		}
+		groups = strings.Join(gs, ",")
+	}
+	return fmt.Sprintf("%d:%d:%s", cred.Uid, cred.Gid, groups)
+}
+
+// parseCred reads formatCred back.
+func parseCred(s string) (*syscall.Credential, bool) {
+	if s == "" {
+		return nil, true
+	}
+	f := strings.Split(s, ":")
+	if len(f) != 3 {
+		return nil, false
+	}
+	uid, err1 := strconv.ParseUint(f[0], 10, 32)
+	gid, err2 := strconv.ParseUint(f[1], 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, false
+	}
+	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: f[2] == "-"}
+	if !c.NoSetGroups && f[2] != "" {
+		for _, g := range strings.Split(f[2], ",") {
+			n, err := strconv.ParseUint(g, 10, 32)
+			if err != nil {
+				return nil, false
+			}
+			c.Groups = append(c.Groups, uint32(n))
+		}
+	}
+	return c, true
+}
+
+// shimCall is what ShimArgs asked of a shim.
+type shimCall struct {
+	st   State
+	fd   int
+	cred *syscall.Credential
+	dir  string
+	path string
+	argv []string
 }
 
 // parseShim reads ShimArgs back.
-func parseShim(args []string) (st State, fd int, path string, argv []string, err error) {
-	if len(args) < 6 || args[0] != ShimName {
-		return st, 0, "", nil, fmt.Errorf("usage: %s IGNORED BLOCKED FD PATH ARGV0 [ARG...]", ShimName)
+func parseShim(args []string) (c shimCall, err error) {
+	if len(args) < 8 || args[0] != ShimName {
+		return c, fmt.Errorf("usage: %s IGNORED BLOCKED FD CRED DIR PATH ARGV0 [ARG...]", ShimName)
 	}
 	ign, err1 := strconv.ParseUint(args[1], 16, 64)
 	blk, err2 := strconv.ParseUint(args[2], 16, 64)
 	fd, err3 := strconv.Atoi(args[3])
-	if err1 != nil || err2 != nil || err3 != nil || fd < 3 {
-		return st, 0, "", nil, fmt.Errorf("%s: bad arguments %q", ShimName, args[1:4])
+	cred, ok := parseCred(args[4])
+	if err1 != nil || err2 != nil || err3 != nil || fd < 3 || !ok {
+		return c, fmt.Errorf("%s: bad arguments %q", ShimName, args[1:5])
 	}
-	return State{Ignored: Set(ign), Blocked: Set(blk)}, fd, args[4], args[5:], nil
+	return shimCall{State{Ignored: Set(ign), Blocked: Set(blk)}, fd, cred, args[5], args[6], args[7:]}, nil
 }
 
 // init runs the shim when this binary was started as one, and never
@@ -131,20 +190,59 @@ func init() {
 	}
 }
 
-// shim sets the state and execs the program. A failed exec is written to
-// the error fd as the errno's 4 bytes (what the parent's Start returns)
-// and the shim exits 127.
+// shim becomes the user asked and enters the dir, as a fork with a
+// Credential and a Dir would (groups, gid, uid, then the dir, with the
+// user's rights), sets the state and execs the program. A failure of any
+// of these is written to the error fd as the errno's 4 bytes (what the
+// parent's Start returns) and the shim exits 127.
 func shim(args []string) int {
-	st, fd, path, argv, err := parseShim(args)
+	c, err := parseShim(args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	syscall.CloseOnExec(fd)
-	errno := execIn(st, path, argv, os.Environ())
+	syscall.CloseOnExec(c.fd)
+	errno := become(c.cred, c.dir)
+	if errno == 0 {
+		errno = execIn(c.st, c.path, c.argv, os.Environ())
+	}
 	b := [4]byte{byte(errno), byte(errno >> 8), byte(errno >> 16), byte(errno >> 24)}
-	syscall.Write(fd, b[:])
+	syscall.Write(c.fd, b[:])
 	return 127
+}
+
+// become switches every thread of the shim to cred (when set) and enters
+// dir (when set).
+func become(cred *syscall.Credential, dir string) syscall.Errno {
+	errno := func(err error) syscall.Errno {
+		if e, ok := err.(syscall.Errno); ok {
+			return e
+		}
+		return syscall.EINVAL
+	}
+	if cred != nil {
+		if !cred.NoSetGroups {
+			groups := make([]int, len(cred.Groups))
+			for i, g := range cred.Groups {
+				groups[i] = int(g)
+			}
+			if err := syscall.Setgroups(groups); err != nil {
+				return errno(err)
+			}
+		}
+		if err := syscall.Setgid(int(cred.Gid)); err != nil {
+			return errno(err)
+		}
+		if err := syscall.Setuid(int(cred.Uid)); err != nil {
+			return errno(err)
+		}
+	}
+	if dir != "" {
+		if err := syscall.Chdir(dir); err != nil {
+			return errno(err)
+		}
+	}
+	return 0
 }
 
 // Exec replaces this process with path, started in state st, as the shim

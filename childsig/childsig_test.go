@@ -29,12 +29,12 @@ func TestShim(t *testing.T) {
 		cmd.Run()
 		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 	}
-	if _, stderr, code := run([]string{ShimName, "zz", "0", "3", "/bin/true", "true"}, nil); code != 2 ||
-		stderr != ShimName+`: bad arguments ["zz" "0" "3"]`+"\n" {
+	if _, stderr, code := run([]string{ShimName, "zz", "0", "3", "", "", "/bin/true", "true"}, nil); code != 2 ||
+		stderr != ShimName+`: bad arguments ["zz" "0" "3" ""]`+"\n" {
 		t.Errorf("bad arguments: exit %d, %q", code, stderr)
 	}
 	st := State{Ignored: Of(syscall.SIGTERM, syscall.SIGSEGV, syscall.SIGHUP), Blocked: Of(syscall.SIGUSR1, syscall.SIGILL)}
-	out, stderr, code := run(ShimArgs(st, 3, "/bin/cat", []string{"cat", "/proc/self/status"}), os.Stderr)
+	out, stderr, code := run(ShimArgs(st, 3, nil, "", "/bin/cat", []string{"cat", "/proc/self/status"}), os.Stderr)
 	if code != 0 {
 		t.Fatalf("shim to cat: exit %d, %s", code, stderr)
 	}
@@ -48,7 +48,7 @@ func TestShim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pr.Close()
-	_, _, code = run(ShimArgs(st, 3, "/nonexistent", []string{"x"}), pw)
+	_, _, code = run(ShimArgs(st, 3, nil, "", "/nonexistent", []string{"x"}), pw)
 	pw.Close()
 	b := make([]byte, 8)
 	n, _ := pr.Read(b)

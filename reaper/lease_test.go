@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -88,5 +89,65 @@ func TestLeasedProgramHoldsNothingUp(t *testing.T) {
 	release.Close()
 	if res := <-leased; res.err == nil {
 		<-res.done
+	}
+}
+
+// A child of another user is root until the shim's exec, and becomes the
+// user in the shim, outside the reaper's lock: from its setuid on the
+// user may stop it (SIGSTOP needs no privilege over one's own process),
+// and a child forked as the user and stopped before its exec held the
+// fork, and the lock reap takes, for good (a uid-10000 loop of kill(-1,
+// SIGSTOP) caught the 4th start of a /bin/true as 10000). Here the shim is
+// a script that says who it runs as: 0, not 10000. And through the real
+// shim the program runs as the user, with its groups, in its dir.
+func TestShimForkedAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the child runs as another user")
+	}
+	dir := testprog.PublicDir(t)
+	said := filepath.Join(dir, "uid")
+	script := filepath.Join(dir, "shim")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nid -u >\"$SAID\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hermes := &syscall.Credential{Uid: 10000, Gid: 10000, Groups: []uint32{10000, 44}}
+	r := newReaper(t)
+	oldExe := shimExe
+	shimExe = script
+	attr := &syscall.ProcAttr{Env: []string{"SAID=" + said}, Dir: dir, Sys: &syscall.SysProcAttr{Credential: hermes}}
+	_, done, err := r.Start("/bin/true", []string{"true"}, attr, childsig.Inherited())
+	shimExe = oldExe
+	if err != nil {
+		t.Fatalf("start through the script: %v", err)
+	}
+	<-done
+	if b, err := os.ReadFile(said); string(b) != "0\n" {
+		t.Errorf("the shim ran as uid %q (%v), want 0: the user could stop it before its exec", b, err)
+	}
+
+	testprog.ExposeBinary(t)
+	out := filepath.Join(dir, "out")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	argv := testprog.Command("whoami")
+	attr = &syscall.ProcAttr{Env: []string{testprog.Env()}, Dir: dir, Files: []uintptr{0, f.Fd(), 2},
+		Sys: &syscall.SysProcAttr{Credential: hermes}}
+	_, done, err = r.Start(argv[0], argv, attr, childsig.Inherited())
+	if err != nil {
+		t.Fatalf("start whoami: %v", err)
+	}
+	if st := <-done; st.ExitStatus() != 0 {
+		t.Fatalf("whoami: %+v", st)
+	}
+	b, _ := os.ReadFile(out)
+	if want := "uid=10000 gid=10000 groups=44,10000 cwd=" + dir + " "; !strings.HasPrefix(string(b), want) {
+		t.Errorf("whoami said %q, want it to begin %q", b, want)
+	}
+	attr.Dir = filepath.Join(dir, "missing")
+	if _, _, err := r.Start(argv[0], argv, attr, childsig.Inherited()); err != syscall.ENOENT {
+		t.Errorf("start in a missing dir: %v, want ENOENT", err)
 	}
 }

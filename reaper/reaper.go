@@ -201,7 +201,18 @@ func (r *Reaper) forkShim(argv0 string, argv []string, attr *syscall.ProcAttr, s
 		a.Files = append(a.Files, ^uintptr(0)) // closed in the child, as when missing
 	}
 	a.Files = append(a.Files, uintptr(p[1]))
-	pid, err := forkMasked(shimExe, childsig.ShimArgs(sig, len(a.Files)-1, argv0, argv), &a, sig.Blocked)
+	// A child of another user is forked as root, and the shim becomes
+	// that user and enters the dir itself: forked as that user, the child
+	// could be stopped by it (SIGSTOP) before its exec, which the fork
+	// waits for under mu, and PID 1 would reap and start nothing again.
+	var cred *syscall.Credential
+	var dir string
+	if asUser(attr) {
+		sys := *attr.Sys
+		cred, sys.Credential = sys.Credential, nil
+		dir, a.Dir, a.Sys = a.Dir, "", &sys
+	}
+	pid, err := forkMasked(shimExe, childsig.ShimArgs(sig, len(a.Files)-1, cred, dir, argv0, argv), &a, sig.Blocked)
 	syscall.Close(p[1])
 	if err == nil {
 		return pid, p[0], nil
