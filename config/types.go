@@ -129,9 +129,9 @@ type Service struct {
 const FinishStayDown = 125
 
 // Finish is a program run after each exit of a service's process, with
-// s6's two arguments appended: the exit code (256 when killed by a signal)
-// and the signal number (0 when it exited). It runs as the service's user
-// in its workdir, and is killed after Timeout.
+// s6's three arguments appended: the exit code (256 when killed by a
+// signal), the signal number (0 when it exited) and the service's name. It
+// runs as the service's user in its workdir, and is killed after Timeout.
 type Finish struct {
 	Command []string
 	Timeout time.Duration

@@ -27,9 +27,10 @@ type finishRun struct {
 }
 
 // startFinish starts the finish program of the run p that ended with st,
-// with s6's arguments: the exit code (256 when killed by a signal) and the
-// signal number. It reports false when there is none or it cannot start:
-// then the exit is settled at once.
+// with s6's arguments: the exit code (256 when killed by a signal), the
+// signal number and the service's name (its dir's name in the scandir, as
+// s6-supervise passes it). It reports false when there is none or it
+// cannot start: then the exit is settled at once.
 func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool {
 	f := p.def.Finish
 	if f == nil || len(f.Command) == 0 {
@@ -39,7 +40,7 @@ func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool 
 	if sig != 0 {
 		code = 256
 	}
-	argv := append(append([]string(nil), f.Command...), strconv.Itoa(code), strconv.Itoa(sig))
+	argv := append(append([]string(nil), f.Command...), strconv.Itoa(code), strconv.Itoa(sig), r.name)
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		r.deps.Log.Error("cannot run finish", "svc", r.name, "err", err)

@@ -14,11 +14,11 @@ import (
 	"hinit/internal/testprog"
 )
 
-// finishScript is a finish program that appends its two arguments to out
-// and exits 125 after an exit 78, as hermes' finish does.
+// finishScript is a finish program that appends its arguments to out and
+// exits 125 after an exit 78, as hermes' finish does.
 func finishScript(out string) *config.Finish {
 	return &config.Finish{Command: []string{"/bin/sh", "-c",
-		`echo "$1 $2" >>` + out + `; [ "$1" = 78 ] && exit 125; exit 0`, "finish"}, Timeout: 5 * time.Second}
+		`echo "$@" >>` + out + `; [ "$1" = 78 ] && exit 125; exit 0`, "finish"}, Timeout: 5 * time.Second}
 }
 
 func readFile(t *testing.T, p string) string {
@@ -27,8 +27,9 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-// After an exit 78 the finish program gets "78 0" and its exit 125 keeps
-// the service down; a start brings it back.
+// After an exit 78 the finish program gets "78 0 gw" (s6's exit code,
+// signal and service name) and its exit 125 keeps the service down; a
+// start brings it back.
 func TestFinishExit125StaysDown(t *testing.T) {
 	f := newFixture(t)
 	out := filepath.Join(t.TempDir(), "finish")
@@ -39,15 +40,15 @@ func TestFinishExit125StaysDown(t *testing.T) {
 	if st.Want != "down" || st.LastExit == nil || st.LastExit.Code != 78 || st.PID != 0 {
 		t.Errorf("after exit 78 and finish 125: %+v, want exited, want down, last exit 78", st)
 	}
-	if got := readFile(t, out); got != "78 0\n" {
-		t.Errorf("finish arguments %q, want \"78 0\"", got)
+	if got := readFile(t, out); got != "78 0 gw\n" {
+		t.Errorf("finish arguments %q, want \"78 0 gw\"", got)
 	}
 	if st.Restarts != 0 {
 		t.Errorf("restarted %d times, want none", st.Restarts)
 	}
 }
 
-// A process killed by a signal gives finish "256 N"; finish exiting 0
+// A process killed by a signal gives finish "256 N NAME"; finish exiting 0
 // lets the restart policy restart it.
 func TestFinishAfterSignalRestarts(t *testing.T) {
 	f := newFixture(t)
@@ -62,8 +63,8 @@ func TestFinishAfterSignalRestarts(t *testing.T) {
 	if _, err := s.WaitFor(ctx, func(st Status) bool { return st.State == StateUp && st.PID != first.PID }); err != nil {
 		t.Fatalf("not restarted after finish: %v (%+v)", err, s.Status())
 	}
-	if got := readFile(t, out); got != "256 9\n" {
-		t.Errorf("finish arguments %q, want \"256 9\"", got)
+	if got := readFile(t, out); got != "256 9 gw\n" {
+		t.Errorf("finish arguments %q, want \"256 9 gw\"", got)
 	}
 }
 

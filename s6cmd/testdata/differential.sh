@@ -58,7 +58,7 @@ child) # a child in run's process group, as a gateway's tool servers are
 esac
 exec sleep 1000
 EOS
-printf '#!/bin/sh\n[ "$(cat %s/mode)" = slowfinish ] && sleep 1\n[ "$1" = 78 ] && exit 125\nexit 0\n' "$state" >"$scan/.x/finish"
+printf '#!/bin/sh\necho "$# $*" >%s/finish.args\n[ "$(cat %s/mode)" = slowfinish ] && sleep 1\n[ "$1" = 78 ] && exit 125\nexit 0\n' "$state" "$state" >"$scan/.x/finish"
 chmod 755 "$scan/.x/run" "$scan/.x/finish"
 echo 3 >"$scan/.x/notification-fd"
 touch "$scan/.x/down"
@@ -92,6 +92,7 @@ step "svc -u" s6-svc -u "$svc"
 until_stat "false false" up,wantedup
 stat "after exit 78"
 step "svstat -e" s6-svstat -e "$svc"
+echo "finish arguments after exit 78: $(cat "$state/finish.args")" # s6 2.11: code, signal, the dir's name
 
 # 6. -O: the running process is not restarted when it ends.
 echo sleep >"$state/mode"
