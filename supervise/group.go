@@ -20,6 +20,12 @@ type Group struct {
 	order    []string            // names in the order they were added, guarded by mu
 	changed  chan struct{}       // closed and replaced when a service is added or removed, guarded by mu
 	closed   bool                // shutting down: no service may be added, guarded by mu
+	// draining holds the loggers of removed services while they read what
+	// their service writes until it is gone (removeLogger): no longer in
+	// services, so that a dir made again under the name (hermes' profile
+	// delete, then create) is a service at once, as s6 supervises it next
+	// to the old process ending; Shutdown stops them too. Guarded by mu.
+	draining map[*Service]bool
 }
 
 // Errors of Add.
@@ -30,7 +36,8 @@ var (
 
 // NewGroup returns an empty group whose services live until ctx ends.
 func NewGroup(ctx context.Context, deps *Deps) *Group {
-	return &Group{ctx: ctx, deps: deps, services: make(map[string]*Service), changed: make(chan struct{})}
+	return &Group{ctx: ctx, deps: deps, services: make(map[string]*Service), changed: make(chan struct{}),
+		draining: make(map[*Service]bool)}
 }
 
 // Watch returns a channel that is closed the next time a service is added
@@ -74,14 +81,21 @@ func (g *Group) Get(name string) *Service {
 	return g.services[name]
 }
 
-// Remove stops the service and forgets it once it is down. It returns at
-// once; the service's Done channel says when it is gone.
+// Remove stops the service and forgets it, and its logger, at once (the
+// name is free for another); it stops in the background, its logger once it
+// is gone (removeLogger). The service's Done channel says when it is gone.
 func (g *Group) Remove(name string, requested bool) *Service {
 	g.mu.Lock()
 	s := g.services[name]
 	delete(g.services, name)
 	if s != nil {
-		g.order = slices.DeleteFunc(g.order, func(n string) bool { return n == name })
+		gone := []string{name}
+		if l := s.logger; l != nil && g.services[l.name] == l {
+			delete(g.services, l.name)
+			g.draining[l] = true
+			gone = append(gone, l.name)
+		}
+		g.order = slices.DeleteFunc(g.order, func(n string) bool { return slices.Contains(gone, n) })
 		g.membershipChanged()
 	}
 	g.mu.Unlock()
@@ -114,8 +128,12 @@ func (g *Group) List() []*Service {
 func (g *Group) Shutdown(ctx context.Context, deadline time.Time) {
 	g.mu.Lock()
 	g.closed = true
+	var draining []*Service // their services are removed: stopped as any
+	for l := range g.draining {
+		draining = append(draining, l)
+	}
 	g.mu.Unlock()
-	list := g.List()
+	list := append(g.List(), draining...)
 	loggers := map[*Service]bool{}
 	for _, s := range list {
 		if s.logger != nil {

@@ -105,7 +105,9 @@ func (g *Group) removeLogger(s *Service, requested bool) {
 	ctx, cancel := context.WithTimeout(g.ctx, loggerDrain)
 	defer cancel()
 	s.logger.WaitFor(ctx, func(st Status) bool { return !st.Running() })
-	if g.Get(s.logger.name) == s.logger {
-		g.Remove(s.logger.name, requested)
-	}
+	s.logger.Remove(requested)
+	<-s.logger.Done()
+	g.mu.Lock()
+	delete(g.draining, s.logger)
+	g.mu.Unlock()
 }
