@@ -186,9 +186,9 @@ var (
 // (awaitShim reads it), so that the failure is Start's error as with a
 // plain fork. A closed fd 0-2 becomes /dev/null on the way (the Go
 // runtime's start opens it there); hinit never starts a program with one
-// closed. When the shim cannot be started (its fork or exec fails where a
-// plain fork succeeds: hinit's binary not executable by the child's user,
-// no /proc), the child starts as a plain fork leaves it, with a warning
+// closed. When the shim cannot be started where a plain fork can (no
+// /proc: the shim runs as root, or as hinit's own user, so its binary is
+// executable), the child starts as a plain fork leaves it, with a warning
 // the first time. Caller holds mu.
 func (r *Reaper) forkShim(argv0 string, argv []string, attr *syscall.ProcAttr, sig childsig.State) (int, int, error) {
 	var p [2]int
