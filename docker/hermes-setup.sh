@@ -178,6 +178,13 @@ join_device_groups() {
 	done
 	for dev in /dev/dri/renderD* /dev/dri/card*; do
 		[ -c "$dev" ] || continue
+		# A node of group root would make hermes a member of root's group
+		# (every file root's group may write) for a GPU; the docker socket
+		# of group 0 is joined, as stage2 does: it gives root already.
+		if [ "$(stat -c %g "$dev" 2>/dev/null)" = 0 ]; then
+			say "warning: $dev belongs to group root: hermes is not added to it (give the node a group of its own)"
+			continue
+		fi
 		case $dev in */renderD*) join_group "$dev" hostrender ;; *) join_group "$dev" hostvideo ;; esac
 	done
 }

@@ -183,6 +183,36 @@ func TestOwnershipRepairFollowsUID(t *testing.T) {
 	c.waitState("gateway-coder", "up", 30*time.Second, up)
 }
 
+// TestRenderNodeOfRootNotJoined: a /dev/dri node of group 0 does not make
+// hermes a member of root's group (it did: join_group added hermes to
+// group root for it); the boot says why, once.
+func TestRenderNodeOfRootNotJoined(t *testing.T) {
+	t.Parallel()
+	needEngine(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("this test makes a device node: run it as root, as CI does")
+	}
+	render := filepath.Join(t.TempDir(), "renderD128")
+	if err := unix.Mknod(render, unix.S_IFCHR|0o660, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(render, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, []string{"-v", render + ":/dev/dri/renderD128"}, "sleep", "infinity")
+	c.booted()
+	if groups := strings.Fields(c.procStatus(c.mainPID(), "Groups")); slices.Contains(groups, "0") {
+		t.Errorf("main has root's group 0: %v", groups)
+	}
+	if members := strings.TrimSpace(c.sh("root", "awk -F: '$3 == 0 { print $4 }' /etc/group")); strings.Contains(members, "hermes") {
+		t.Errorf("group root's members: %q, want no hermes", members)
+	}
+	want := "warning: /dev/dri/renderD128 belongs to group root: hermes is not added to it (give the node a group of its own)"
+	if n := strings.Count(c.logs(), want); n != 1 {
+		t.Errorf("the boot said %d times %q, want once; logs:\n%s", n, want, c.logs())
+	}
+}
+
 // TestGroupsKept: the groups the container was started with (--group-add)
 // and the groups of a bind-mounted docker socket and /dev/dri render node
 // reach main and the gateways; HERMES_REAL_HOME becomes HOME of the
