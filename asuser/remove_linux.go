@@ -47,6 +47,23 @@ func RemoveAllAt(dir *os.File, name string) error {
 	return nil
 }
 
+// RemoveContents empties the dir path, with RemoveAllAt's rules: never
+// through a symlink (path itself included), no descriptor per level of a
+// tree, and never the whole listing of a dir in memory (removeBatch names
+// at a time: a dir the hermes user filled may hold any number). The dir
+// itself stays.
+func RemoveContents(path string) error {
+	top, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return fmt.Errorf("empty %s: %w", path, err)
+	}
+	defer unix.Close(top)
+	if err := flatten(top); err != nil {
+		return fmt.Errorf("empty %s: %w", path, err)
+	}
+	return nil
+}
+
 // removeEntry unlinks name in dfd, a file, a symlink or an empty dir.
 func removeEntry(dfd int, name string) error {
 	err := unix.Unlinkat(dfd, name, 0)

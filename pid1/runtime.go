@@ -3,7 +3,6 @@ package pid1
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -64,11 +63,15 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) 
 	if !fi.IsDir() {
 		return fmt.Errorf("%s: not a directory", dir)
 	}
-	if err := removeContents(dir); err != nil {
+	// After a docker restart without a tmpfs, the scandir holds whatever
+	// the hermes user left there: any number of entries, trees of any
+	// depth, symlinks (asuser.RemoveContents holds neither the listing nor
+	// a descriptor per level, and follows no link).
+	if err := asuser.RemoveContents(dir); err != nil {
 		if as == nil || !(errors.Is(err, os.ErrPermission)) {
 			return err
 		}
-		if err := as(func() error { return removeContents(dir) }); err != nil {
+		if err := as(func() error { return asuser.RemoveContents(dir) }); err != nil {
 			return err
 		}
 	}
@@ -82,49 +85,4 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) 
 		return os.Lchown(dir, uid, gid)
 	}
 	return nil
-}
-
-// removeBatch is how many names removeContents reads at a time.
-const removeBatch = 256
-
-// removeContents removes everything inside dir, never following a link. It
-// reads removeBatch names at a time, never the whole listing: after a
-// docker restart without a tmpfs, the scandir holds whatever the hermes
-// user left there, any number of entries, and trees of any depth
-// (asuser.RemoveAllAt holds no descriptor per level). One descriptor reads on past
-// what it removed (reading each batch from a fresh open is quadratic on
-// ext4); a fresh open at the end checks nothing was passed over.
-func removeContents(dir string) error {
-	for {
-		removed, err := removePass(dir)
-		if err != nil || removed == 0 {
-			return err
-		}
-	}
-}
-
-// removePass removes every entry one reading of dir lists; it returns how
-// many it removed.
-func removePass(dir string) (int, error) {
-	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	removed := 0
-	for {
-		names, err := f.Readdirnames(removeBatch)
-		for _, n := range names {
-			if err := asuser.RemoveAllAt(f, n); err != nil {
-				return removed, err
-			}
-			removed++
-		}
-		switch {
-		case err == io.EOF:
-			return removed, nil
-		case err != nil:
-			return removed, err
-		}
-	}
 }
