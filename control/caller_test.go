@@ -41,35 +41,27 @@ func TestMay(t *testing.T) {
 }
 
 func TestCallerOf(t *testing.T) {
-	self := os.Getpid()
-	groups, _ := os.Getgroups()
+	gone := func() ([]int, error) { return nil, os.ErrNotExist }
 	tests := []struct {
 		name       string
 		cred       unix.Ucred
+		groups     func() ([]int, error)
 		controlGID int
 		selfUID    int
 		wantRoot   bool
 		wantMember bool
 	}{
-		{"root", unix.Ucred{Uid: 0, Gid: 0, Pid: int32(self)}, testGID, 0, true, false},
-		{"primary gid", unix.Ucred{Uid: 10001, Gid: testGID, Pid: 1 << 30}, testGID, 0, false, true},
-		{"gone process, other gid", unix.Ucred{Uid: 10001, Gid: 10001, Pid: 1 << 30}, testGID, 0, false, false},
-		{"no control group", unix.Ucred{Uid: 10001, Gid: 10001, Pid: int32(self)}, -1, 0, false, false},
-		{"hinit's own uid", unix.Ucred{Uid: 10000, Gid: 0, Pid: 1 << 30}, -1, 10000, false, true},
-	}
-	if len(groups) > 0 {
-		tests = append(tests, struct {
-			name       string
-			cred       unix.Ucred
-			controlGID int
-			selfUID    int
-			wantRoot   bool
-			wantMember bool
-		}{"supplementary group from /proc", unix.Ucred{Uid: 10001, Gid: 10001, Pid: int32(self)}, groups[0], 0, false, true})
+		{"root", unix.Ucred{Uid: 0, Gid: 0}, gone, testGID, 0, true, false},
+		{"primary gid", unix.Ucred{Uid: 10001, Gid: testGID}, gone, testGID, 0, false, true},
+		{"groups unreadable, other gid", unix.Ucred{Uid: 10001, Gid: 10001}, gone, testGID, 0, false, false},
+		{"no control group", unix.Ucred{Uid: 10001, Gid: 10001}, func() ([]int, error) { return []int{testGID}, nil }, -1, 0, false, false},
+		{"hinit's own uid", unix.Ucred{Uid: 10000, Gid: 0}, gone, -1, 10000, false, true},
+		{"supplementary group", unix.Ucred{Uid: 10001, Gid: 10001}, func() ([]int, error) { return []int{100, testGID}, nil }, testGID, 0, false, true},
+		{"other supplementary groups", unix.Ucred{Uid: 10001, Gid: 10001}, func() ([]int, error) { return []int{100}, nil }, testGID, 0, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := callerOf(&tc.cred, tc.controlGID, tc.selfUID)
+			c := callerOf(&tc.cred, tc.groups, tc.controlGID, tc.selfUID)
 			if c.Root != tc.wantRoot || c.Member != tc.wantMember {
 				t.Fatalf("got %+v", c)
 			}

@@ -26,6 +26,12 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(helperEnv); path != "" {
 		os.Exit(helperDial(path))
 	}
+	if path := os.Getenv(handoffEnv); path != "" {
+		os.Exit(helperHandoff(path))
+	}
+	if os.Getenv(answerEnv) != "" {
+		os.Exit(helperAnswer())
+	}
 	if path := os.Getenv(holdEnv); path != "" {
 		os.Exit(helperHold(path, strings.Fields(os.Getenv(holdWhat))))
 	}

@@ -12,10 +12,10 @@ import (
 )
 
 // callerOf turns peer credentials into a Caller. Supplementary groups are
-// not part of SO_PEERCRED: they come from /proc/<pid>/status, read now. A
-// peer that has already gone (or whose /proc entry is hidden) counts only
-// by its uid and primary gid.
-func callerOf(cred *unix.Ucred, controlGID, selfUID int) Caller {
+// not part of SO_PEERCRED: groups gives them (Conn.peerGroups: as they were
+// at connect), asked only when the uid and primary gid do not decide. A
+// peer whose groups cannot be read counts only by its uid and primary gid.
+func callerOf(cred *unix.Ucred, groups func() ([]int, error), controlGID, selfUID int) Caller {
 	c := Caller{UID: int(cred.Uid), GID: int(cred.Gid), PID: int(cred.Pid)}
 	c.Root = c.UID == 0
 	switch {
@@ -24,14 +24,15 @@ func callerOf(cred *unix.Ucred, controlGID, selfUID int) Caller {
 	case controlGID >= 0 && c.GID == controlGID:
 		c.Member = true
 	case controlGID >= 0:
-		groups, _ := procGroups(c.PID)
-		c.Member = slices.Contains(groups, controlGID)
+		g, _ := groups()
+		c.Member = slices.Contains(g, controlGID)
 	}
 	return c
 }
 
 // procGroups reads the supplementary groups of pid from the "Groups:" line
-// of /proc/<pid>/status.
+// of /proc/<pid>/status: Conn.peerGroups' way on a kernel without
+// SO_PEERGROUPS.
 func procGroups(pid int) ([]int, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {

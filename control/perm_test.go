@@ -1,7 +1,9 @@
 package control
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // otherUID is the unprivileged uid the permission tests connect as.
@@ -134,4 +137,107 @@ func copyTestBinary(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// The helpers of TestGroupsAsAtConnect: handoff connects, sends a status
+// request and starts answer with the connection as fd 3, then exits
+// without waiting for it; answer prints the response it reads there.
+const (
+	handoffEnv = "CONTROL_TEST_HANDOFF_SOCK"
+	answerEnv  = "CONTROL_TEST_ANSWER"
+)
+
+func helperHandoff(path string) int {
+	conn, err := dialUnix(path, time.Second)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	b, _ := json.Marshal(&Request{V: Version, Verb: VerbStatus})
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cmd := exec.Command(self)
+	cmd.Env = []string{answerEnv + "=1"}
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{conn.f}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func helperAnswer() int {
+	resp, err := readResponse(newConn(3, "handed over"))
+	if err != nil {
+		resp = Errorf(CodeFailed, "%v", err)
+	}
+	json.NewEncoder(os.Stdout).Encode(helperOut{Resp: resp})
+	return 0
+}
+
+// TestGroupsAsAtConnect: a caller is a member by the supplementary groups
+// it had when it connected, as its uid and gid are SO_PEERCRED's. The
+// connector has exited (and been reaped) before the server looks: read
+// from /proc/<pid> then, its groups were nobody's (and would have been a
+// member's had a member's process been given its pid meanwhile), and a
+// member by supplementary group was refused.
+func TestGroupsAsAtConnect(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a client as another uid")
+	}
+	dir := worldDir(t)
+	bin := copyTestBinary(t, dir)
+	path := filepath.Join(dir, SocketName)
+	ln, err := Listen(path, testGID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(bin)
+	cmd.Env = []string{handoffEnv + "=" + path}
+	cmd.Stdout, cmd.Stderr = w, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: otherUID, Gid: otherUID, Groups: []uint32{testGID}}}
+	err = cmd.Run() // the connector is gone from here on
+	w.Close()
+	if err != nil {
+		ln.Close()
+		t.Fatalf("connector: %v", err)
+	}
+	h := &fakeHandler{}
+	s := &Server{Handler: h, ControlGID: testGID, Log: testLog(t)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	b, err := io.ReadAll(r) // to the answerer's exit
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out helperOut
+	if err := json.Unmarshal(b, &out); err != nil || out.Resp == nil {
+		t.Fatalf("answerer said %q: %v", b, err)
+	}
+	if out.Resp.Code != CodeOK {
+		t.Fatalf("code %d (%s), want %d", out.Resp.Code, out.Resp.Error, CodeOK)
+	}
+	if c := h.lastCaller(); c.UID != otherUID || !c.Member || c.Root {
+		t.Fatalf("handler saw caller %+v", c)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -69,6 +70,55 @@ func (c *Conn) peerCred() (*unix.Ucred, error) {
 		return nil, fmt.Errorf("peer credentials: %w", err)
 	}
 	return cred, nil
+}
+
+// peerGroups reads the supplementary groups of the process at the other
+// end as they were when it connected (SO_PEERGROUPS), as SO_PEERCRED gives
+// its uid and gid: what runs under its pid now does not count (it may have
+// exited and its pid gone to a member of the control group, or sit in a
+// PID namespace or behind a /proc that hides it). A kernel without
+// SO_PEERGROUPS (before Linux 4.13) has them read from /proc/<pid>/status
+// instead, now.
+func (c *Conn) peerGroups(pid int) ([]int, error) {
+	raw, err := c.f.SyscallConn()
+	if err != nil {
+		return nil, fmt.Errorf("peer groups: %w", err)
+	}
+	var groups []int
+	var getErr error
+	if err := raw.Control(func(fd uintptr) { groups, getErr = getPeerGroups(int(fd)) }); err != nil {
+		return nil, fmt.Errorf("peer groups: %w", err)
+	}
+	if errors.Is(getErr, unix.ENOPROTOOPT) {
+		return procGroups(pid)
+	}
+	if getErr != nil {
+		return nil, fmt.Errorf("peer groups: %w", getErr)
+	}
+	return groups, nil
+}
+
+// getPeerGroups is getsockopt(SO_PEERGROUPS): a buffer too small is
+// answered ERANGE with the size needed (at most NGROUPS_MAX gids).
+func getPeerGroups(fd int) ([]int, error) {
+	buf := make([]uint32, 32)
+	for {
+		n := uint32(4 * len(buf))
+		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_PEERGROUPS,
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&n)), 0)
+		if e == unix.ERANGE && int(n/4) > len(buf) {
+			buf = make([]uint32, n/4)
+			continue
+		}
+		if e != 0 {
+			return nil, e
+		}
+		groups := make([]int, n/4)
+		for i := range groups {
+			groups[i] = int(buf[i])
+		}
+		return groups, nil
+	}
 }
 
 // listenUnix binds a listening socket at path (which must not exist); name
