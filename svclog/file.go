@@ -63,6 +63,8 @@ type fileWriter struct {
 	retryAt time.Time // no open or rotation attempt before this
 	err     error     // why the last open failed
 	newest  string    // the newest archive's name in d, "" until a rotation read it
+	kept    *names    // the keep newest archives of d, nil until a rotation listed d
+	listed  int       // listings of d so far (rotate.go), for the tests
 }
 
 func newFileWriter(o Options, log *slog.Logger) *fileWriter {
@@ -161,7 +163,7 @@ func (w *fileWriter) open() error {
 			return err
 		}
 		w.closeDir()
-		w.d, w.newest = d, ""
+		w.d, w.newest, w.kept = d, "", nil
 		w.dirID, err = statID(d)
 		if err != nil {
 			return err

@@ -18,17 +18,19 @@ import (
 // meanwhile cannot make it touch anything else. Once current is renamed the
 // old file is closed whatever happens next, so that no line goes into an
 // archive.
+//
+// The dir is listed at the first rotation after it is opened (prune), and
+// its keep newest archives are known from then on (kept): the dir is its
+// owner's, who may fill it with other entries, and a definition of its own
+// may ask max_size: 1, a rotation per line. Listing it at every rotation
+// cost PID 1 a read of every entry per line (19 ms a line among 20,000).
+// An archive planted after the listing waits for the dir's next opening.
 func (w *fileWriter) rotate() error {
 	return asuser.Do(w.owner, func() error {
 		dfd := int(w.d.Fd())
-		if w.newest == "" {
-			err := w.eachArchive(func(n string) {
-				if _, err := time.Parse(archiveLayout, n); err == nil { // a name of ours
-					w.newest = max(w.newest, n)
-				}
-			})
-			if err != nil {
-				w.log.Warn("log archives not read", "err", err)
+		if w.kept == nil {
+			if err := w.prune(); err != nil {
+				w.log.Warn("log archive cleanup failed", "err", err)
 			}
 		}
 		archive := archiveName(dfd, w.now(), w.newest)
@@ -37,7 +39,7 @@ func (w *fileWriter) rotate() error {
 		}
 		w.newest = archive
 		w.closeCurrent()
-		if err := w.prune(); err != nil {
+		if err := w.pruneKept(archive); err != nil {
 			w.log.Warn("log archive cleanup failed", "err", err)
 		}
 		return w.openCurrent()
@@ -66,13 +68,15 @@ func archiveName(dfd int, t time.Time, after string) string {
 	}
 }
 
-// prune deletes the oldest archives beyond keep, in the dir opened. It
-// reads the dir in batches and holds at most keep names, however many
-// entries the dir's owner has put there: an archive older than the keep
-// newest seen so far is deleted as soon as it is known to be. The newest
-// are a min-heap, so a dir of N names costs N log keep. An archive that
-// cannot be deleted (a dir planted under an archive's name) is passed
-// over, and the first such error is returned once the rest are done.
+// prune deletes the oldest archives beyond keep, in the dir opened, and
+// learns the newest archive's name (newest) and the keep newest (kept, when
+// the whole dir could be read). It reads the dir in batches and holds at
+// most keep names, however many entries the dir's owner has put there: an
+// archive older than the keep newest seen so far is deleted as soon as it
+// is known to be. The newest are a min-heap, so a dir of N names costs
+// N log keep. An archive that cannot be deleted (a dir planted under an
+// archive's name) is passed over, and the first such error is returned
+// once the rest are done.
 func (w *fileWriter) prune() error {
 	dfd := int(w.d.Fd())
 	keep := max(w.keep, 0)
@@ -84,6 +88,9 @@ func (w *fileWriter) prune() error {
 		}
 	}
 	err := w.eachArchive(func(n string) {
+		if _, err := time.Parse(archiveLayout, n); err == nil { // a name of ours
+			w.newest = max(w.newest, n)
+		}
 		switch {
 		case newest.Len() < keep:
 			heap.Push(newest, n)
@@ -98,12 +105,32 @@ func (w *fileWriter) prune() error {
 	if err != nil {
 		return err
 	}
+	w.kept = newest
+	return first
+}
+
+// pruneKept adds archive, just made, to the keep newest known and deletes
+// the oldest beyond keep, without listing the dir; with none known (the
+// listing failed) it lists the dir again (prune).
+func (w *fileWriter) pruneKept(archive string) error {
+	if w.kept == nil {
+		return w.prune()
+	}
+	heap.Push(w.kept, archive)
+	var first error
+	for w.kept.Len() > max(w.keep, 0) {
+		n := heap.Pop(w.kept).(string)
+		if err := unix.Unlinkat(int(w.d.Fd()), n, 0); err != nil && err != unix.ENOENT && first == nil {
+			first = fmt.Errorf("remove %s/%s: %w", w.dir, n, err)
+		}
+	}
 	return first
 }
 
 // eachArchive calls fn with the name of each archive in the dir opened,
 // read in batches.
 func (w *fileWriter) eachArchive(fn func(name string)) error {
+	w.listed++
 	fd, err := unix.Openat(int(w.d.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("list %s: %w", w.dir, err)
