@@ -53,6 +53,15 @@ func (h *hinit) prepareRuntime() {
 // and owner are only set when they differ, so that a root without
 // CAP_FOWNER or CAP_CHOWN gets through a boot where nothing needs changing.
 func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) error) error {
+	// The scandir is its user's, in /run, which is sticky (mode 1777) and
+	// kept by docker restart: its owner may rename it away and leave a
+	// symlink or a file at its path. That entry goes (unlink follows
+	// nothing), or the scandir would be off at every boot.
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		if err := os.Remove(dir); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(dir, perm); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"hinit/asuser"
 	"hinit/internal/testprog"
 )
 
@@ -72,5 +73,53 @@ func TestEmptyDirDeepTree(t *testing.T) {
 	}
 	if _, err := os.Stat("/etc/passwd"); err != nil {
 		t.Fatalf("a symlink in the tree was followed: %v", err)
+	}
+}
+
+// TestScandirReplacedByItsOwner: the scandir is the user's (uid 10000) in
+// /run, which is mode 1777 in the image and kept by docker restart. The
+// sticky bit lets an entry's owner rename it: the user moves the scandir
+// away and leaves a symlink (or a file) at its path. The next boot must
+// still get a scandir.
+func TestScandirReplacedByItsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	for _, kind := range []string{"symlink", "file"} {
+		t.Run(kind, func(t *testing.T) {
+			run, err := os.MkdirTemp("/tmp", "run-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(run)
+			if err := os.Chmod(run, 0o1777); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(run, "service")
+			if err := emptyDir(dir, 0o755, 10000, 10000, nil); err != nil { // first boot
+				t.Fatal(err)
+			}
+			err = asuser.Do(asuser.ID{UID: 10000, GID: 10000}, func() error {
+				if err := os.Rename(dir, filepath.Join(run, "old")); err != nil {
+					return err
+				}
+				if kind == "symlink" {
+					return os.Symlink("/etc", dir)
+				}
+				return os.WriteFile(dir, nil, 0o644)
+			})
+			if err != nil {
+				t.Fatalf("as uid 10000: %v", err)
+			}
+			if err := emptyDir(dir, 0o755, 10000, 10000, nil); err != nil { // docker restart
+				t.Fatalf("next boot: %v (prepareRuntime: dynamic services are off)", err)
+			}
+			if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+				t.Fatalf("scandir after the boot: %v %v", fi, err)
+			}
+			if _, err := os.Stat("/etc/passwd"); err != nil {
+				t.Fatalf("/etc touched: %v", err)
+			}
+		})
 	}
 }
