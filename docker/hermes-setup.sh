@@ -5,10 +5,14 @@
 #
 # hinit runs it as root (as the container's user under --user), with the
 # container environment, after the runtime dirs are made and before the
-# gateways are reconciled, so no process of the hermes user runs yet: what
-# is checked here cannot change before it is acted on. The steps that run
-# as hermes (python_steps) come after root's last change in the volume.
-# Nothing inside $HERMES_HOME is followed through a symlink.
+# gateways are reconciled, so no process of this container's hermes user
+# runs yet. Another container on the same volume (the split dashboard and
+# gateways containers of docs/image.md) may run hermes processes all the
+# while: anything in $HERMES_HOME may be swapped between a check and the
+# act. So root only chowns there, a tree through hinit chown-tree (each dir
+# held open, never a path a swap can redirect) and a top file with chown -h;
+# what writes or chmods a file of the volume runs as hermes. The steps that
+# run as hermes (python_steps) come after root's last change in the volume.
 #
 # It only warns about what it cannot do (a volume it may not write, an
 # absent tool); it exits non-zero only on a bug, which stops the container.
@@ -249,7 +253,8 @@ seed_file() {
 	[ -f "$1" ] || return 0
 	no_link "$d" || return 0
 	[ -e "$d" ] && return 0
-	{ cp "$1" "$d" 2>/dev/null && chmod u+rw "$d" && own "$d"; } || say "warning: cannot seed $d"
+	# as hermes: a symlink put at $d meanwhile leads nowhere root may write
+	as_hermes sh -c 'cp "$1" "$2" && chmod u+rw "$2"' sh "$1" "$d" 2>/dev/null || say "warning: cannot seed $d"
 }
 
 # not_hermes PATH: something in the tree PATH is not hermes:hermes.
@@ -270,11 +275,24 @@ give_tree() {
 		# (what cannot be read or changed, a dir root may not read without
 		# CAP_DAC_OVERRIDE or on NFS, a read-only mount, is skipped with one
 		# warning, not a line per file; it must not end the hook: set -e)
-		find "$gp" ! -type d -links +1 \( ! -user "$HUID" -o ! -group "$HGID" \) \
-			-exec sh -c 'printf "[hermes-setup] warning: refusing to change %s: it has other hard links\n" "$1"' sh {} \; || :
-		find "$gp" ! \( ! -type d -links +1 \) \( ! -user "$HUID" -o ! -group "$HGID" \) \
-			-exec chown -h "$HUID:$HGID" {} + 2>/dev/null || say "warning: cannot chown all of $gp (a read-only mount in it?)"
+		chown_tree "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
 	fi
+}
+
+# chown_tree [-xdev] [-from-uid N] UID[:GID] DIR: hinit chown-tree, the
+# recursive chown that holds each dir open and changes each entry through a
+# descriptor of its own: a path walk (find -exec chown -h DIR/SUB/FILE)
+# follows a dir that a hermes process of another container on the volume
+# swapped for a symlink meanwhile, and chowned root's files. A file with
+# other hard links is left alone, with a warning.
+chown_tree() {
+	hinit=$(command -v hinit) || {
+		say "warning: no hinit here to chown with"
+		return 1
+	}
+	if out=$("$hinit" chown-tree "$@" 2>/dev/null); then ok=0; else ok=1; fi
+	[ -z "$out" ] || printf '%s\n' "$out" | while IFS= read -r l; do say "warning: $l"; done
+	return $ok
 }
 
 # fix_ownership: as root, gives hermes back what is hermes' in the volume,
@@ -305,7 +323,7 @@ fix_ownership() {
 		[ -f "$p" ] || continue
 		shared "$p" && continue
 		own "$p" || say "warning: cannot chown $p"
-		case $(stat -c %A "$p") in ?rw*) ;; *) chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac
+		case $(stat -c %A "$p") in ?rw*) ;; *) as_hermes chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac
 	done
 }
 
@@ -325,10 +343,8 @@ follow_uid() {
 	no_link "$HERMES_HOME" || return 0
 	[ -n "$(find "$HERMES_HOME" -user "$old_uid" -print 2>/dev/null | head -n 1)" ] || return 0
 	say "giving what UID $old_uid owned in $HERMES_HOME to hermes' new UID $HUID"
-	find "$HERMES_HOME" -xdev -user "$old_uid" ! -type d -links +1 \
-		-exec sh -c 'printf "[hermes-setup] warning: refusing to change %s: it has other hard links\n" "$1"' sh {} \; || :
-	find "$HERMES_HOME" -xdev -user "$old_uid" ! \( ! -type d -links +1 \) \
-		-exec chown -h "$HUID" {} + 2>/dev/null || say "warning: cannot chown all of what UID $old_uid owned in $HERMES_HOME"
+	chown_tree -xdev -from-uid "$old_uid" "$HUID" "$HERMES_HOME" ||
+		say "warning: cannot chown all of what UID $old_uid owned in $HERMES_HOME"
 }
 
 # secret_modes: config.yaml 0640 and .env 0600, after they are seeded and
@@ -339,7 +355,11 @@ secret_modes() {
 		top_file "$p" || continue
 		shared "$p" && continue
 		[ "$(stat -c %a "$p")" = "${f#*:}" ] && continue
-		chmod "${f#*:}" "$p" 2>/dev/null || say "warning: cannot chmod ${f#*:} $p"
+		if [ "$(stat -c %u "$p")" = "$HUID" ]; then
+			as_hermes chmod "${f#*:}" "$p" 2>/dev/null
+		else
+			chmod "${f#*:}" "$p" 2>/dev/null # a mount point: nobody can swap it
+		fi || say "warning: cannot chmod ${f#*:} $p"
 	done
 }
 
@@ -375,36 +395,55 @@ api_key() {
 	shared "$env_file" && return 0
 	grep -q '^API_SERVER_KEY=..*' "$env_file" && return 0
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	# An empty API_SERVER_KEY= line is no key, and is dropped, as stage2
-	# does (sed -i): left above the generated one, it is the line hermes'
-	# writer (hermes config set, the setup wizard) replaces, the first one,
-	# while the last one, the generated key, is the one read. The copy
-	# beside it keeps .env's owner and mode (cp -p) and is renamed over it;
-	# a .env that cannot be renamed over (a bind-mounted file) gets the key
-	# appended, as before. The copy is made by mktemp, a new file of a name
-	# nobody could plant a symlink at beforehand in hermes' dir: root would
-	# write through it.
-	tmp=
-	if grep -q '^API_SERVER_KEY=$' "$env_file" && tmp=$(mktemp "$env_file.hinit-XXXXXX" 2>/dev/null) &&
-		cp -p "$env_file" "$tmp" 2>/dev/null &&
-		{ grep -v '^API_SERVER_KEY=$' "$env_file" || [ $? = 1 ]; } >"$tmp" &&
-		printf 'API_SERVER_KEY=%s\n' "$key" >>"$tmp" && mv -f "$tmp" "$env_file" 2>/dev/null; then
+	# hermes' .env, in hermes' dir, is written as hermes: a name swapped
+	# meanwhile (the copy mktemp made, .env itself) by a hermes process of
+	# another container on the volume then leads nowhere root may write. A
+	# .env of another owner (a bind-mounted file: no one can swap it) is
+	# root's to write, as before.
+	if is_root && [ "$(stat -c %u "$env_file")" = "$HUID" ]; then
+		if API_SERVER_KEY_NEW=$key APPEND_ONLY= as_hermes sh -c "$ADD_KEY" sh "$env_file"; then
+			say "generated API_SERVER_KEY in $env_file"
+		else
+			say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
+		fi
+		return 0
+	fi
+	# (root appends only: a copy renamed over a bind-mounted file fails,
+	# and would be made in hermes' dir)
+	append_only=
+	! is_root || append_only=1
+	if API_SERVER_KEY_NEW=$key APPEND_ONLY=$append_only sh -c "$ADD_KEY" sh "$env_file"; then
 		say "generated API_SERVER_KEY in $env_file"
-		return 0
-	fi
-	[ -z "$tmp" ] || rm -f "$tmp"
-	# a last line without its newline would take the key into its value
-	nl=
-	[ -z "$(tail -c 1 "$env_file")" ] || nl='\n'
-	# a .env root may not write (bind-mounted read-only, a Kubernetes
-	# secret, NFS with root_squash) is the operator's: a warning, not a
-	# container that never starts
-	if ! { printf "${nl}API_SERVER_KEY=%s\n" "$key" >>"$env_file"; } 2>/dev/null; then
+	else
 		say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
-		return 0
 	fi
-	say "generated API_SERVER_KEY in $env_file"
 }
+
+# ADD_KEY: sh -c script adding API_SERVER_KEY=$API_SERVER_KEY_NEW to $1.
+# An empty API_SERVER_KEY= line is no key, and is dropped, as stage2
+# does (sed -i): left above the generated one, it is the line hermes'
+# writer (hermes config set, the setup wizard) replaces, the first one,
+# while the last one, the generated key, is the one read. The copy
+# beside it keeps .env's owner and mode (cp -p) and is renamed over it;
+# a .env that cannot be renamed over (a bind-mounted file) gets the key
+# appended. The copy is made by mktemp, a new file of a name nobody could
+# plant a symlink at beforehand. A .env root may not write (bind-mounted
+# read-only, a Kubernetes secret, NFS with root_squash) is the
+# operator's: a warning, not a container that never starts.
+# shellcheck disable=SC2016 # expanded by the inner sh
+ADD_KEY='
+env_file=$1 tmp=
+if [ -z "$APPEND_ONLY" ] && grep -q "^API_SERVER_KEY=\$" "$env_file" && tmp=$(mktemp "$env_file.hinit-XXXXXX" 2>/dev/null) &&
+	cp -p "$env_file" "$tmp" 2>/dev/null &&
+	{ grep -v "^API_SERVER_KEY=\$" "$env_file" || [ $? = 1 ]; } >"$tmp" &&
+	printf "API_SERVER_KEY=%s\n" "$API_SERVER_KEY_NEW" >>"$tmp" && mv -f "$tmp" "$env_file" 2>/dev/null; then
+	exit 0
+fi
+[ -z "$tmp" ] || rm -f "$tmp"
+nl=
+[ -z "$(tail -c 1 "$env_file")" ] || nl="\n"
+{ printf "${nl}API_SERVER_KEY=%s\n" "$API_SERVER_KEY_NEW" >>"$env_file"; } 2>/dev/null
+'
 
 # stale_stamp: an .install_method of "docker" in the volume is an older
 # image's stamp (the stamp is /opt/hermes' now); a host install sharing the

@@ -23,6 +23,7 @@ var Version = "dev"
 const usage = `usage: hinit [OPTIONS] [--] [CMD [ARGS...]]
        hinit check-config [FILE]
        hinit with-contenv CMD [ARGS...]   (also as with-contenv)
+       hinit chown-tree [-xdev] [-from-uid N] UID[:GID] DIR   (the image's setup)
        hinit --version | --help
 
 As PID 1 every argument is the CMD's (options only when a "--" ends
@@ -113,6 +114,8 @@ func Main(argv []string) int {
 			return checkConfig(args[1:], os.Stdout, os.Stderr)
 		case "with-contenv":
 			return withContenv(args[1:])
+		case "chown-tree":
+			return chownTree(args[1:], os.Stdout, os.Stderr)
 		}
 	}
 	return run("hinit", args, false)

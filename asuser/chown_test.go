@@ -1,0 +1,177 @@
+package asuser
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
+)
+
+// owner is path's uid:gid, the path itself (a symlink's own).
+func owner(t *testing.T, path string) [2]int {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	return [2]int{int(st.Uid), int(st.Gid)}
+}
+
+func notOwnedBy(uid, gid int) func(st *unix.Stat_t) bool {
+	return func(st *unix.Stat_t) bool { return int(st.Uid) != uid || int(st.Gid) != gid }
+}
+
+// ChownTree changes dirs, files, a FIFO (without opening it for reading)
+// and a symlink itself, never what the symlink points to, leaves a file
+// with other hard links alone and says so, and keeps what Change leaves.
+func TestChownTree(t *testing.T) {
+	requireRoot(t)
+	base := t.TempDir()
+	top := filepath.Join(base, "top")
+	victim := filepath.Join(base, "victim")
+	for _, d := range []string{top, filepath.Join(top, "a", "b")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{victim, filepath.Join(top, "a", "b", "f"), filepath.Join(top, "h1"), filepath.Join(top, "mine")} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Link(filepath.Join(top, "h1"), filepath.Join(top, "a", "h2")))
+	must(os.Symlink(victim, filepath.Join(top, "a", "link")))
+	must(unix.Mkfifo(filepath.Join(top, "fifo"), 0o644))
+	must(os.Chown(filepath.Join(top, "mine"), 10000, 10000))
+	var refused []string
+	err := ChownTree(top, Tree{UID: 10000, GID: 10000, Change: notOwnedBy(10000, 10000),
+		Refused: func(p string) { refused = append(refused, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"", "a", "a/b", "a/b/f", "a/link", "fifo", "mine"} {
+		if got := owner(t, filepath.Join(top, p)); got != [2]int{10000, 10000} {
+			t.Errorf("%s: owner %v, want 10000:10000", p, got)
+		}
+	}
+	for _, p := range []string{victim, filepath.Join(top, "h1")} {
+		if got := owner(t, p); got != [2]int{0, 0} {
+			t.Errorf("%s: owner %v, want 0:0", p, got)
+		}
+	}
+	slices.Sort(refused)
+	if want := []string{top + "/a/h2", top + "/h1"}; !slices.Equal(refused, want) {
+		t.Errorf("refused %v, want %v", refused, want)
+	}
+}
+
+// The tree's owner swaps a dir for a symlink to root's dir while the walk
+// is in it (here: as Change looks at the dir): the walk goes on in the dir
+// it opened. A path walk (find -exec chown -h top/a/f) chowned the file of
+// the same name in root's dir.
+func TestChownTreeSwappedDir(t *testing.T) {
+	requireRoot(t)
+	base := t.TempDir()
+	top := filepath.Join(base, "top")
+	rootDir := filepath.Join(base, "etc")
+	for _, d := range []string{filepath.Join(top, "a"), rootDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(top, "a", "f"), filepath.Join(rootDir, "f")} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var a unix.Stat_t
+	if err := unix.Stat(filepath.Join(top, "a"), &a); err != nil {
+		t.Fatal(err)
+	}
+	swapped := false
+	change := func(st *unix.Stat_t) bool {
+		if st.Ino == a.Ino && !swapped {
+			swapped = true
+			if err := os.Rename(filepath.Join(top, "a"), filepath.Join(top, "old")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(rootDir, filepath.Join(top, "a")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return st.Uid != 10000
+	}
+	if err := ChownTree(top, Tree{UID: 10000, GID: 10000, Change: change}); err != nil {
+		t.Fatal(err)
+	}
+	if !swapped {
+		t.Fatal("the dir was never looked at")
+	}
+	if got := owner(t, filepath.Join(rootDir, "f")); got != [2]int{0, 0} {
+		t.Errorf("root's file through the swapped dir: owner %v, want 0:0", got)
+	}
+	if got := owner(t, filepath.Join(top, "old", "f")); got != [2]int{10000, 10000} {
+		t.Errorf("the file of the dir walked: owner %v, want 10000:10000", got)
+	}
+}
+
+// With SameDev, a filesystem mounted inside the tree keeps its owners.
+func TestChownTreeSameDev(t *testing.T) {
+	requireRoot(t)
+	top := t.TempDir()
+	mnt := filepath.Join(top, "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "mode=0755"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	if err := os.WriteFile(filepath.Join(mnt, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(top, "g"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ChownTree(top, Tree{UID: 10000, GID: -1, SameDev: true, Change: notOwnedBy(10000, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := owner(t, filepath.Join(top, "g")); got != [2]int{10000, 0} {
+		t.Errorf("g: owner %v, want 10000:0 (the owner only)", got)
+	}
+	for _, p := range []string{mnt, filepath.Join(mnt, "f")} {
+		if got := owner(t, p); got != [2]int{0, 0} {
+			t.Errorf("%s, on another filesystem: owner %v, want 0:0", p, got)
+		}
+	}
+}
+
+// A tree deeper than MaxTreeDepth is changed down to that depth, and the
+// walk says it went no further.
+func TestChownTreeDeep(t *testing.T) {
+	requireRoot(t)
+	top := filepath.Join(t.TempDir(), "top")
+	testprog.DeepChain(t, top, MaxTreeDepth+5)
+	err := ChownTree(top, Tree{UID: 10000, GID: 10000, Change: notOwnedBy(10000, 10000)})
+	if err == nil {
+		t.Fatal("no error for a tree deeper than MaxTreeDepth")
+	}
+	last := filepath.Join(top, strings.Repeat("d/", MaxTreeDepth))
+	if got := owner(t, last); got != [2]int{10000, 10000} {
+		t.Errorf("%d dirs deep: owner %v, want 10000:10000", MaxTreeDepth, got)
+	}
+	if got := owner(t, filepath.Join(last, "d")); got != [2]int{0, 0} {
+		t.Errorf("%d dirs deep: owner %v, want 0:0 (not gone into)", MaxTreeDepth+1, got)
+	}
+}
