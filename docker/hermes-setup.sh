@@ -237,12 +237,14 @@ own() {
 }
 
 # seed_dir REL: creates $HERMES_HOME/REL as hermes' when missing; a
-# failure is added to $failed_dirs, reported once for all of them.
+# failure is added to $failed_dirs, reported once for all of them. As
+# hermes: a dir on the way (logs of logs/gateways) swapped for a symlink
+# meanwhile leads nowhere root may write.
 seed_dir() {
 	d=$HERMES_HOME/$1
 	no_link "$d" || return 0
 	[ -d "$d" ] && return 0
-	{ mkdir "$d" 2>/dev/null && own "$d"; } || failed_dirs="$failed_dirs $1"
+	as_hermes mkdir "$d" 2>/dev/null || failed_dirs="$failed_dirs $1"
 }
 
 # seed_file SRC REL: copies SRC to $HERMES_HOME/REL, as hermes' and
