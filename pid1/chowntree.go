@@ -1,7 +1,6 @@
 package pid1
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -22,24 +21,37 @@ const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-from-uid N] UID[:GID] 
 // on stdout ("refusing to change PATH: it has other hard links"); what
 // could not be changed is one line on stderr and exit 1.
 func chownTree(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("chown-tree", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	xdev := fs.Bool("xdev", false, "stay on DIR's filesystem")
-	from := fs.Int("from-uid", -1, "change what uid N owns (the owner only, unless :GID is given)")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 2 {
+	xdev, from := false, -1
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch {
+		case args[0] == "-xdev":
+			xdev, args = true, args[1:]
+		case args[0] == "-from-uid" && len(args) > 1:
+			n, err := strconv.Atoi(args[1])
+			if err != nil || n < 0 {
+				fmt.Fprintln(stderr, "hinit: "+chownTreeUsage)
+				return 2
+			}
+			from, args = n, args[2:]
+		default:
+			fmt.Fprintln(stderr, "hinit: "+chownTreeUsage)
+			return 2
+		}
+	}
+	if len(args) != 2 {
 		fmt.Fprintln(stderr, "hinit: "+chownTreeUsage)
 		return 2
 	}
-	uid, gid, ok := parseOwner(fs.Arg(0))
-	if !ok || *from < -1 || *from == -1 && gid < 0 {
+	uid, gid, ok := parseOwner(args[0])
+	if !ok || from < 0 && gid < 0 {
 		fmt.Fprintln(stderr, "hinit: "+chownTreeUsage+" (UID:GID unless -from-uid)")
 		return 2
 	}
 	change := func(st *unix.Stat_t) bool { return int(st.Uid) != uid || int(st.Gid) != gid }
-	if *from >= 0 {
-		change = func(st *unix.Stat_t) bool { return int(st.Uid) == *from }
+	if from >= 0 {
+		change = func(st *unix.Stat_t) bool { return int(st.Uid) == from }
 	}
-	err := asuser.ChownTree(fs.Arg(1), asuser.Tree{UID: uid, GID: gid, Change: change, SameDev: *xdev,
+	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, SameDev: xdev,
 		Refused: func(path string) { fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", path) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "hinit: chown-tree: %v\n", err)

@@ -231,3 +231,60 @@ func TestConfigProblemsAllOrCounted(t *testing.T) {
 		t.Errorf("boot printed %d bytes of problems, want about 1 KiB", n)
 	}
 }
+
+// hinit chown-tree: what the setup hook calls (docker/hermes-setup.sh):
+// UID:GID for what is not theirs, -from-uid N for what N owns (the owner
+// only), a refusal line on stdout for a file with other hard links, 2 for
+// a bad command line.
+func TestChownTreeVerb(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	dir := t.TempDir()
+	for _, err := range []error{os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755),
+		os.WriteFile(filepath.Join(dir, "a", "b", "f"), nil, 0o644), os.WriteFile(filepath.Join(dir, "h"), nil, 0o644)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(filepath.Join(dir, "h"), filepath.Join(dir, "a", "h2")); err != nil {
+		t.Fatal(err)
+	}
+	owner := func(p string) string {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(dir, p), &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%d:%d", st.Uid, st.Gid)
+	}
+	var out, errb bytes.Buffer
+	if code := chownTree([]string{"10000:10001", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	want := []string{"refusing to change " + filepath.Join(dir, "a", "h2") + ": it has other hard links",
+		"refusing to change " + filepath.Join(dir, "h") + ": it has other hard links"}
+	got := strings.Split(strings.TrimSpace(out.String()), "\n")
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	for p, w := range map[string]string{"": "10000:10001", "a/b/f": "10000:10001", "h": "0:0"} {
+		if o := owner(p); o != w {
+			t.Errorf("%q: owner %s, want %s", p, o, w)
+		}
+	}
+	if code := chownTree([]string{"-xdev", "-from-uid", "10000", "1234", dir}, &out, &errb); code != 0 {
+		t.Fatalf("-from-uid: exit %d: %s", code, errb.String())
+	}
+	if o := owner("a/b/f"); o != "1234:10001" {
+		t.Errorf("-from-uid: owner %s, want 1234:10001 (the group kept)", o)
+	}
+	for _, args := range [][]string{{"5", dir}, {"-from-uid", "x", "5", dir}, {"-bogus", "5:5", dir}, {"5:5"}, {"-5:5", dir}} {
+		if code := chownTree(args, &out, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+	if code := chownTree([]string{"5:5", filepath.Join(dir, "none")}, &out, &errb); code != 1 {
+		t.Errorf("a missing dir: exit %d, want 1", code)
+	}
+}
