@@ -92,6 +92,7 @@ func New(ctx context.Context, o Options) *Manager {
 		Root:        o.Root,
 		DefaultUser: o.Config.User,
 		Marker:      writeMarker,
+		MaxStopping: o.Config.ServicesMax,
 		Failed: func(name string, status int) {
 			m.log.Error("essential service failed: shutting down", "svc", name, "code", status)
 			m.shutdown(status)

@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -26,6 +27,21 @@ type Group struct {
 	// delete, then create) is a service at once, as s6 supervises it next
 	// to the old process ending; Shutdown stops them too. Guarded by mu.
 	draining map[*Service]bool
+	// stopping holds the removed services until they are gone (Done), the
+	// oldest first: a removed service frees its name and its slot at once
+	// and may take its whole stop.timeout to end, so that hermes could
+	// remove and make dirs of services that ignore their stop signal, each
+	// holding PID 1's descriptors and goroutines for as long as its
+	// timeout. Beyond Deps.MaxStopping of them the oldest is killed at
+	// once (Remove); Shutdown stops them too. Guarded by mu.
+	stopping []stoppingService
+}
+
+// stoppingService is a removed service still running; killed once Remove
+// brought its SIGKILL forward.
+type stoppingService struct {
+	s      *Service
+	killed bool
 }
 
 // Errors of Add.
@@ -104,8 +120,38 @@ func (g *Group) Remove(name string, requested bool) *Service {
 		if s.logger != nil {
 			go g.removeLogger(s, requested)
 		}
+		g.track(s)
 	}
 	return s
+}
+
+// track keeps s, removed, in stopping until it is gone, and kills the
+// oldest removed service not killed yet when more than Deps.MaxStopping
+// are still stopping.
+func (g *Group) track(s *Service) {
+	g.mu.Lock()
+	g.stopping = append(g.stopping, stoppingService{s: s})
+	var over *Service
+	if max := g.deps.MaxStopping; max > 0 && len(g.stopping) > max {
+		for i := range g.stopping {
+			if !g.stopping[i].killed {
+				g.stopping[i].killed, over = true, g.stopping[i].s
+				break
+			}
+		}
+	}
+	g.mu.Unlock()
+	go func() {
+		<-s.Done()
+		g.mu.Lock()
+		g.stopping = slices.DeleteFunc(g.stopping, func(e stoppingService) bool { return e.s == s })
+		g.mu.Unlock()
+	}()
+	if over != nil {
+		g.deps.Log.Warn(fmt.Sprintf("more than %d removed services are still stopping: the oldest is killed now", g.deps.MaxStopping),
+			"svc", over.Name())
+		over.Shutdown(time.Now()) // its SIGKILL, now; ErrRemoved if it is gone meanwhile
+	}
 }
 
 // List returns the services in the order they were added.
@@ -131,6 +177,9 @@ func (g *Group) Shutdown(ctx context.Context, deadline time.Time) {
 	var draining []*Service // their services are removed: stopped as any
 	for l := range g.draining {
 		draining = append(draining, l)
+	}
+	for _, e := range g.stopping { // removed, still stopping: the deadline holds for them too
+		draining = append(draining, e.s)
 	}
 	g.mu.Unlock()
 	list := append(g.List(), draining...)

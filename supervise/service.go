@@ -37,6 +37,10 @@ type Deps struct {
 	// Failed is told when an essential service failed, with the exit
 	// status the container should end with.
 	Failed func(name string, status int)
+	// MaxStopping is the most removed services left to end by their own
+	// stop.timeout at once; beyond it the oldest is killed (Group.track).
+	// 0: no limit.
+	MaxStopping int
 }
 
 // Errors of service commands.

@@ -713,3 +713,52 @@ func TestNotifyPipeEndsWithItsInstance(t *testing.T) {
 	}
 	testprog.WaitFor(t, 5*time.Second, "hinit to close its end of "+pipe, func() bool { return !holds() })
 }
+
+// Removed services that ignore their stop signal, with a long
+// stop.timeout: the group frees their names at once, and they used to
+// hold PID 1's descriptors and goroutines for their whole timeout however
+// many there were (hermes could make and remove scandir dirs of them in a
+// loop). Beyond Deps.MaxStopping the oldest is killed at once, and the
+// shutdown stops the rest.
+func TestRemovedServicesStoppingAreBounded(t *testing.T) {
+	f := newFixture(t)
+	f.group.deps.MaxStopping = 2
+	var removed []*Service
+	for i := range 4 {
+		d := def(fmt.Sprintf("s%d", i), "ignore-term", "3")
+		d.Stop.Timeout = time.Hour
+		d.Ready.NotifyFD = 3 // up once TERM is ignored
+		s := f.add(d, true)
+		waitState(t, s, StateUp)
+		f.group.Remove(s.Name(), true)
+		removed = append(removed, s)
+	}
+	for _, s := range removed[:2] { // the oldest two: killed when the third and the fourth were removed
+		select {
+		case <-s.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still running after more than 2 removed services were stopping: %+v", s.Name(), s.Status())
+		}
+		if st := s.Status(); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL {
+			t.Errorf("%s ended %+v, want SIGKILL", s.Name(), st.LastExit)
+		}
+	}
+	for _, s := range removed[2:] {
+		select {
+		case <-s.Done():
+			t.Errorf("%s: gone before its stop.timeout with only 2 stopping", s.Name())
+		default:
+		}
+	}
+	if !strings.Contains(f.logged.String(), "more than 2 removed services are still stopping") {
+		t.Errorf("no warning logged: %s", f.logged.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.group.Shutdown(ctx, time.Now().Add(100*time.Millisecond))
+	for _, s := range removed[2:] {
+		if st := s.Status(); st.Running() || st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL {
+			t.Errorf("%s after the shutdown: %+v, want ended by its SIGKILL at the deadline", s.Name(), st)
+		}
+	}
+}
