@@ -369,6 +369,9 @@ secret_modes() {
 # dashboard and the gateways) is created as hermes', and so is each dir
 # made on the way to it inside the volume: HERMES_REAL_HOME=/opt/data/home/hermes
 # on a new volume made a root /opt/data/home, which seed_dir then found there.
+# Inside the volume it is made as hermes (after fix_ownership gave hermes
+# the volume): a dir on the way swapped for a symlink meanwhile leads
+# nowhere root may write.
 real_home() {
 	[ -n "${HERMES_REAL_HOME:-}" ] || return 0
 	is_root || return 0
@@ -376,18 +379,17 @@ real_home() {
 	# left in its volume, or its home) and make a hermes dir wherever it led.
 	linked "$HERMES_REAL_HOME" && return 0
 	[ -d "$HERMES_REAL_HOME" ] && return 0
-	top=$HERMES_REAL_HOME # the highest dir to make
-	while [ ! -e "$(dirname "$top")" ]; do top=$(dirname "$top"); done
+	case $HERMES_REAL_HOME in
+	"${HERMES_HOME%/}"/*)
+		as_hermes mkdir -p "$HERMES_REAL_HOME" 2>/dev/null || say "warning: cannot create $HERMES_REAL_HOME"
+		return 0
+		;;
+	esac
 	if ! mkdir -p "$HERMES_REAL_HOME" 2>/dev/null; then
 		say "warning: cannot create $HERMES_REAL_HOME"
 		return 0
 	fi
-	d=$HERMES_REAL_HOME
-	while :; do
-		case $d in "$HERMES_REAL_HOME" | "${HERMES_HOME%/}"/*) own "$d" || say "warning: cannot chown $d" ;; esac
-		[ "$d" = "$top" ] && break
-		d=$(dirname "$d")
-	done
+	own "$HERMES_REAL_HOME" || say "warning: cannot chown $HERMES_REAL_HOME"
 }
 
 # api_key: the gateway's API server needs a key; one is generated once.
@@ -577,7 +579,6 @@ remap_ids
 join_device_groups
 HUID=$(id -u hermes 2>/dev/null || echo 10000)
 HGID=$(id -g hermes 2>/dev/null || echo 10000)
-real_home
 if ! mkdir -p "$HERMES_HOME" 2>/dev/null; then
 	say "warning: cannot create $HERMES_HOME; mount a volume there"
 	exit 0
@@ -592,6 +593,7 @@ if ! is_root && [ ! -w "$HERMES_HOME" ]; then
 fi
 fix_ownership
 follow_uid
+real_home
 failed_dirs=
 for d in $SEED_DIRS; do seed_dir "$d"; done
 [ -z "$failed_dirs" ] || say "warning: cannot create in $HERMES_HOME:$failed_dirs"
