@@ -20,13 +20,24 @@ import (
 type decoder struct {
 	problems
 	reconcileTemplate *yaml.Node // reconcile.template, checked once every file is read
+	// strLeft is how many more bytes of strings a scandir definition may
+	// decode (aliases count each time they are used); -1: no limit.
+	strLeft int
+	strOver bool // strLeft ran out: reported once
 }
+
+// MaxDefinitionStrings bounds the bytes of all the strings a service.yaml
+// of the scandir decodes to, each alias counted every time it is used: as
+// much as the file itself may hold (scandir.MaxYAMLSize). An anchor of
+// 40 KiB named 8000 times in command made PID 1 copy 330 MB for every start
+// (exec's argv), and a nested ${V-...} named as often held it for minutes.
+const MaxDefinitionStrings = 64 << 10
 
 // newDecoder decodes file keeping the MaxProblems of its lowest lines and
 // counting the others: a service.yaml of the scandir, which the hermes
 // user writes and whose error lives as long as its dir.
 func newDecoder(file string) *decoder {
-	return &decoder{problems: problems{file: file}}
+	return &decoder{problems: problems{file: file}, strLeft: MaxDefinitionStrings}
 }
 
 // newRootDecoder decodes file keeping every problem found: root's own
@@ -34,7 +45,7 @@ func newDecoder(file string) *decoder {
 // another user may write them), whose error only ever ends a boot or a
 // check-config.
 func newRootDecoder(file string) *decoder {
-	return &decoder{problems: problems{file: file, all: true}}
+	return &decoder{problems: problems{file: file, all: true}, strLeft: -1}
 }
 
 // at records a problem about node n; path (e.g. "services.web.restart")
@@ -363,6 +374,16 @@ func (d *decoder) strOK(n *yaml.Node, path string) (string, bool) {
 	if strings.IndexByte(n.Value, 0) >= 0 {
 		d.at(n, path, "contains a NUL byte, which no program argument or variable can hold")
 		return "", false
+	}
+	if d.strLeft >= 0 {
+		if len(n.Value) > d.strLeft {
+			if !d.strOver {
+				d.strOver = true
+				d.at(n, path, "the definition's strings come to more than %d bytes (aliases count each time they are used); write a shorter one", MaxDefinitionStrings)
+			}
+			return "", false
+		}
+		d.strLeft -= len(n.Value)
 	}
 	return n.Value, true
 }

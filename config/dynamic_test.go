@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -170,5 +171,29 @@ func TestParseService(t *testing.T) {
 				t.Errorf("ParseService =\n %+v, %+v\nwant %+v, %+v", s, ref, tt.wantSvc, tt.wantRef)
 			}
 		})
+	}
+}
+
+// A scandir definition (or a register's) of at most 64 KiB decodes to at
+// most 64 KiB of strings, each alias counted every time it is used: an
+// anchor of 40 KiB named 8,000 times in command decoded to 330 MB of argv,
+// which every start copied for exec (E2BIG), restart after restart. One
+// line says so; a few aliases of a short string still parse.
+func TestAliasesCountEachTime(t *testing.T) {
+	val := strings.Repeat("x", 40<<10)
+	head := "command: [/bin/true, &a '" + val + "'"
+	for _, yml := range []string{
+		head + strings.Repeat(",*a", (64<<10-len(head)-10)/3) + "]\n",
+		"command: [/bin/true]\nenv: {A: &a '" + val + "', B: *a, C: *a}\n",
+	} {
+		_, _, err := ParseService("/run/service/x/service.yaml", []byte(yml), "x")
+		want := "the definition's strings come to more than 65536 bytes (aliases count each time they are used)"
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Count(err.Error(), "more than 65536") != 1 {
+			t.Errorf("%.60q...: err %v, want one line saying %q", yml, err, want)
+		}
+	}
+	ok := "command: [/bin/echo, &s hello, *s, *s, '" + strings.Repeat("y", 60<<10) + "']\n"
+	if _, _, err := ParseService("/run/service/x/service.yaml", []byte(ok), "x"); err != nil {
+		t.Fatalf("a definition of 60 KiB with three aliases of a short string: %v", err)
 	}
 }
