@@ -150,7 +150,7 @@ func (g *Group) track(s *Service) {
 	if over != nil {
 		g.deps.Log.Warn(fmt.Sprintf("more than %d removed services are still stopping: the oldest is killed now", g.deps.MaxStopping),
 			"svc", over.Name())
-		over.Shutdown(time.Now()) // its SIGKILL, now; ErrRemoved if it is gone meanwhile
+		go over.Shutdown(time.Now()) // its SIGKILL, now (ErrRemoved if it is gone meanwhile), without waiting on its goroutine here
 	}
 }
 
