@@ -343,6 +343,7 @@ func (h *hinit) loop() int {
 			name := unix.SignalName(sig.(syscall.Signal))
 			switch {
 			case beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
+				h.resumeMain() // a stopped main would only get its signal at the deadline's SIGKILL
 				begin("received "+name, true)
 			case sig == h.opts.pdeath && h.parentGone():
 				begin("hinit's parent died ("+name+")", false) // main gets TERM too
@@ -411,6 +412,17 @@ func (h *hinit) forward(sig os.Signal) {
 	if err := syscall.Kill(h.opts.signalTarget(h.main.pid), sig.(syscall.Signal)); err != nil && err != syscall.ESRCH {
 		h.log.Warn("cannot forward signal to main", "signal", sig, "err", err)
 	}
+}
+
+// resumeMain sends SIGCONT to main's process group after a stop signal, as
+// s6-supervise and systemd do: a main stopped (Ctrl-Z in a cooked terminal,
+// SIGSTOP) keeps its SIGTERM pending and would only end by the deadline's
+// SIGKILL, 137 instead of its own status. A running main ignores SIGCONT.
+func (h *hinit) resumeMain() {
+	if h.mainStatus != nil || h.main == nil {
+		return
+	}
+	syscall.Kill(-h.main.pid, syscall.SIGCONT)
 }
 
 // finish shuts down after main could not run (why) and returns code.

@@ -68,6 +68,7 @@ func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 	}
 	if !signalled {
 		syscall.Kill(h.opts.signalTarget(h.main.pid), syscall.SIGTERM)
+		syscall.Kill(-h.main.pid, syscall.SIGCONT) // as resumeMain
 	}
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()

@@ -296,3 +296,38 @@ func TestRequestWhileMainCouldNotStart(t *testing.T) {
 		t.Errorf("exit %d, want 127: main could not be executed", code)
 	}
 }
+
+// A main that is stopped (Ctrl-Z in a cooked terminal, SIGSTOP) when the
+// shutdown comes gets SIGCONT after its TERM, as s6-supervise and systemd
+// send it: its TERM was pending, and it was SIGKILLed at the deadline
+// (137 after the whole timeout, its handler never ran).
+func TestStoppedMainResumedAtShutdown(t *testing.T) {
+	for _, bare := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bare=%v", bare), func(t *testing.T) {
+			o := initOpts{args: envProg("trap-term", "0"), env: []string{"HINIT_SHUTDOWN_TIMEOUT=5s"}, bare: bare}
+			if !bare {
+				o.args = nil
+				o.config = "main: {default: " + prog("trap-term", "0") + "}\n"
+			}
+			p := startInit(t, o)
+			p.waitOutput("ready", false)
+			kids := descendants(p.cmd.Process.Pid)
+			if len(kids) != 1 {
+				t.Fatalf("hinit's processes %v, want main alone", kids)
+			}
+			syscall.Kill(kids[0], syscall.SIGSTOP)
+			testprog.WaitFor(t, 5*time.Second, "main stopped", func() bool {
+				b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", kids[0]))
+				f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+				return err == nil && len(f) > 0 && f[0] == "T"
+			})
+			p.signal(syscall.SIGTERM)
+			if code := p.wait(10 * time.Second); code != 0 {
+				t.Errorf("exit %d, want main's own 0 from its TERM handler", code)
+			}
+			if !strings.Contains(p.stdout.String(), "bye") {
+				t.Errorf("main's TERM handler never ran: stdout %q", p.stdout)
+			}
+		})
+	}
+}
