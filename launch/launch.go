@@ -266,14 +266,27 @@ func LookPath(file string, env map[string]string) (string, error) {
 	if !ok {
 		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 	}
+	denied := ""
 	for _, dir := range filepath.SplitList(path) {
 		if dir == "" {
 			dir = "."
 		}
 		p := filepath.Join(dir, file)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
+		if denied == "" {
+			denied = p
+		}
+	}
+	if denied != "" {
+		// execvp's rule, and so tini's and a shell's: a file found but not
+		// executable is 126 (permission denied), not 127.
+		return "", &os.PathError{Op: "exec", Path: denied, Err: syscall.EACCES}
 	}
 	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
 }

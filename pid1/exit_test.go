@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"hinit/internal/testprog"
 )
 
 // Every exit code 0..255 of main is the container's exit status.
@@ -81,5 +83,22 @@ func TestExitStatus(t *testing.T) {
 				t.Errorf("stderr lacks %q:\n%s", tt.stderr, p.stderr)
 			}
 		})
+	}
+}
+
+// A main found on PATH that is not executable exits 126, as SPEC §2 says
+// and as under tini (execvp: EACCES) and a shell; it was 127 (not found).
+func TestNotExecutableOnPATH(t *testing.T) {
+	bin := testprog.PublicDir(t)
+	if err := os.WriteFile(filepath.Join(bin, "myapp"), []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, code := runInit(t, initOpts{bare: true, args: []string{"myapp"},
+		env: []string{"PATH=" + bin + ":" + os.Getenv("PATH")}})
+	if code != 126 {
+		t.Errorf("exit %d, want 126; stderr %q", code, p.stderr)
+	}
+	if want := "myapp: permission denied"; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", p.stderr, want)
 	}
 }
