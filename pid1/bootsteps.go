@@ -165,7 +165,7 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 			s := sig.(syscall.Signal)
 			var why error
 			switch {
-			case beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
+			case h.beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
 				why = fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
 			case sig == h.opts.pdeath && h.parentGone(): // it comes once: loop would never see it
 				why = fmt.Errorf("%w: hinit's parent died (%s)", errInterrupted, unix.SignalName(s))

@@ -50,9 +50,12 @@ var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT,
 // the runtime cannot pass on SIGRTMIN (34) nor SIGPROF at all.
 var bareForwarded = []os.Signal{syscall.SIGPWR, syscall.Signal(37)}
 
-// beginsShutdown reports whether a received signal also shuts down.
-func beginsShutdown(s os.Signal) bool {
-	return s == syscall.SIGTERM || s == syscall.SIGINT || s == syscall.SIGQUIT
+// beginsShutdown reports whether a received signal also shuts down: TERM,
+// INT and QUIT (SPEC §2), but for QUIT in the bare mode, which only
+// forwards it, as tini does: a JVM's thread dump (docker kill -s QUIT)
+// must not end the container at the deadline.
+func (h *hinit) beginsShutdown(s os.Signal) bool {
+	return s == syscall.SIGTERM || s == syscall.SIGINT || s == syscall.SIGQUIT && !h.set.bare
 }
 
 // hinit is one boot of the container.
@@ -342,7 +345,7 @@ func (h *hinit) loop() int {
 			h.forward(sig)
 			name := unix.SignalName(sig.(syscall.Signal))
 			switch {
-			case beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
+			case h.beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
 				h.resumeMain() // a stopped main would only get its signal at the deadline's SIGKILL
 				begin("received "+name, true)
 			case sig == h.opts.pdeath && h.parentGone():

@@ -331,3 +331,20 @@ func TestStoppedMainResumedAtShutdown(t *testing.T) {
 		})
 	}
 }
+
+// In the bare mode QUIT is only forwarded, as tini does: a JVM prints its
+// thread dump at QUIT and goes on, and the container must not end at the
+// deadline for it. (INT and TERM still begin the shutdown.)
+func TestBareQuitOnlyForwarded(t *testing.T) {
+	p := startInit(t, initOpts{bare: true, flags: []string{"-v"}, args: envProg("signals-all", "SIGQUIT", "SIGUSR1")})
+	p.waitOutput("ready", false)
+	p.signal(syscall.SIGQUIT)
+	p.waitOutput("got SIGQUIT", false)
+	p.signal(syscall.SIGUSR1) // main exits 0 once it has both
+	if code := p.wait(10 * time.Second); code != 0 {
+		t.Errorf("exit %d, want main's 0", code)
+	}
+	if strings.Contains(p.stderr.String(), "shutting down: received SIGQUIT") {
+		t.Errorf("QUIT began the shutdown in the bare mode: %q", p.stderr)
+	}
+}
