@@ -76,7 +76,13 @@ func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 	case <-h.mainGone:
 	case <-t.C:
 		h.log.Warn("main outlived the shutdown timeout: killing its process group", "pid", h.main.pid)
-		if err := syscall.Kill(-h.main.pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH && h.isPID1 {
+		err := syscall.Kill(-h.main.pid, syscall.SIGKILL)
+		if err == syscall.ESRCH {
+			// No group of main's pid: main joined another one
+			// (setpgid). Main itself, or hinit waited for ever.
+			err = syscall.Kill(h.main.pid, syscall.SIGKILL)
+		}
+		if err != nil && err != syscall.ESRCH && h.isPID1 {
 			h.logToStderrAgain() // main ends with hinit: why must reach the user, as after main
 			h.log.Error("cannot kill main: it ends with hinit", "pid", h.main.pid, "err", err)
 			return

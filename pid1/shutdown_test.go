@@ -348,3 +348,24 @@ func TestBareQuitOnlyForwarded(t *testing.T) {
 		t.Errorf("QUIT began the shutdown in the bare mode: %q", p.stderr)
 	}
 }
+
+// A main that left its process group (setpgid into another one) and
+// outlives the deadline is killed itself: the kill of its group found no
+// group of its pid (ESRCH), and hinit waited for it for ever. What it
+// left in the other group is the sweep's.
+func TestMainThatLeftItsGroupKilledAtDeadline(t *testing.T) {
+	for _, bare := range []bool{true, false} {
+		t.Run(fmt.Sprintf("bare=%v", bare), func(t *testing.T) {
+			o := initOpts{bare: bare, args: envProg("leave-group"), env: []string{"HINIT_SHUTDOWN_TIMEOUT=300ms"}}
+			if !bare {
+				o.args = argv(prog("leave-group"))
+			}
+			p := startInit(t, o)
+			p.waitOutput("ready", false)
+			p.signal(syscall.SIGTERM)
+			if code := p.wait(10 * time.Second); code != 137 {
+				t.Errorf("exit %d, want 137 (main killed at the deadline)", code)
+			}
+		})
+	}
+}

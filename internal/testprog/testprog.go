@@ -89,6 +89,26 @@ var programs = map[string]func([]string) int{
 	"session":     session,
 	"leave-fd":    leaveFD,
 	"lease":       lease,
+	"leave-group": leaveGroup,
+}
+
+// leave-group: starts a sleeping child as the leader of a process group
+// of its own, joins that group (so that no group has its own pid any
+// more), ignores SIGTERM and says "ready".
+func leaveGroup([]string) int {
+	c := exec.Command("/bin/sleep", "3600")
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := syscall.Setpgid(0, c.Process.Pid); err != nil {
+		fmt.Fprintln(os.Stderr, "setpgid:", err)
+		return 1
+	}
+	signal.Ignore(syscall.SIGTERM)
+	fmt.Println("ready")
+	select {}
 }
 
 // lease PATH: takes a write lease on PATH (its owner may), says "leased";
