@@ -96,3 +96,25 @@ func heapGrowth(f func()) uint64 {
 	<-done
 	return peak - base.HeapAlloc
 }
+
+// Entries of profiles/ skipped (symlinks, bad names) get a warning each up
+// to maxSkipWarnings, then one line for the rest: the hermes user may fill
+// the dir with symlinks, and every boot printed a line for each.
+func TestProfilesSkippedWarningsBounded(t *testing.T) {
+	w := newWorld(t)
+	w.profile(t, "ok", "")
+	for i := range 25 {
+		symlink(t, w.outside, filepath.Join(w.home, "profiles", fmt.Sprintf("link%02d", i)))
+	}
+	var logs strings.Builder
+	list, err := listProfiles(gwstate.Home(w.home), "gateway", 0, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil || len(list) != 2 || list[1].name != "ok" {
+		t.Fatalf("listProfiles = %v, %v; want default and ok", list, err)
+	}
+	if n := strings.Count(logs.String(), "reconcile: profile skipped"); n != maxSkipWarnings {
+		t.Errorf("%d lines of their own, want %d:\n%s", n, maxSkipWarnings, logs.String())
+	}
+	if want := fmt.Sprintf("reconcile: %d more entries skipped (symlinks, bad names), not each said", 25-maxSkipWarnings); !strings.Contains(logs.String(), want) {
+		t.Errorf("log %q, want %q", logs.String(), want)
+	}
+}

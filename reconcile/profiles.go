@@ -26,7 +26,8 @@ type profile struct {
 // home/profiles, sorted by name; with slots > 0, only as many as that many
 // gateway slots hold, the root's included: the first by name, as the
 // scandir itself fills its slots. Entries are skipped, with one warning
-// each, when they are symlinks, named "default" or badly named; dirs
+// each (the first maxSkipWarnings, then one line for the rest), when they
+// are symlinks, named "default" or badly named; dirs
 // without SOUL.md are not profiles and are skipped silently. The dir is
 // read in batches and only the profiles kept are held: the hermes user may
 // fill it with any number of entries, which PID 1 reads at every boot. The
@@ -34,17 +35,22 @@ type profile struct {
 func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logger) ([]profile, error) {
 	list := []profile{{name: gwstate.DefaultProfile, dir: home.ProfileDir(gwstate.DefaultProfile)}}
 	named := &byNameDesc{}
-	more := 0
+	more, skipped := 0, 0
+	skip := func(msg string, args ...any) {
+		if skipped++; skipped <= maxSkipWarnings {
+			log.Warn(msg, args...)
+		}
+	}
 	err := eachEntry(home.Profiles(), log, func(name string) {
 		dir := filepath.Join(home.Profiles(), name) // "default" here is a dir to skip, not the home
 		if ok, err := isProfile(dir); !ok {
 			if err != nil {
-				log.Warn("reconcile: profile skipped", "dir", dir, "err", err)
+				skip("reconcile: profile skipped", "dir", dir, "err", err)
 			}
 			return
 		}
 		if reason := badName(name, template); reason != "" {
-			log.Warn("reconcile: profile skipped: "+reason, "dir", dir)
+			skip("reconcile: profile skipped: "+reason, "dir", dir)
 			return
 		}
 		heap.Push(named, profile{name: name, dir: dir})
@@ -56,6 +62,9 @@ func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logge
 	if err != nil {
 		return list, err
 	}
+	if skipped > maxSkipWarnings {
+		log.Warn(fmt.Sprintf("reconcile: %d more entries skipped (symlinks, bad names), not each said", skipped-maxSkipWarnings), "dir", home.Profiles())
+	}
 	if more > 0 {
 		log.Warn(fmt.Sprintf("reconcile: %d more profiles skipped: no more than %d gateway slots (services_max)", more, slots), "dir", home.Profiles())
 	}
@@ -63,6 +72,12 @@ func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logge
 	sort.Slice(kept, func(i, j int) bool { return kept[i].name < kept[j].name })
 	return append(list, kept...), nil
 }
+
+// maxSkipWarnings is how many entries of profiles/ skipped at a boot get a
+// warning of their own; the rest are counted in one line. The hermes user
+// may fill the dir with symlinks, one warning line each at every boot
+// (a million of them, a million lines in docker logs).
+const maxSkipWarnings = 10
 
 // byNameDesc is a heap of profiles, the last by name on top.
 type byNameDesc []profile
