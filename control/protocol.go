@@ -82,6 +82,9 @@ import "time"
 //
 // The response's code is the exit code hsvc exits with (Code* below); ok is
 // true exactly when code is 0; error is one line that says what to do.
+// unrecorded marks a start, stop or once of gateways that was done but whose
+// desired_state could not be recorded for the next boot: hsvc fails (code
+// 1), and s6-svc, which real s6 lets record nothing, warns and succeeds.
 //
 // Compatibility: fields are only ever added. A change that alters the
 // meaning of a field bumps Version.
@@ -187,6 +190,9 @@ type Response struct {
 	Error    string   `json:"error,omitempty"`
 	Services []Status `json:"services,omitempty"`
 	Names    []string `json:"names,omitempty"`
+	// Unrecorded: done, but its desired_state not recorded (Error says
+	// why); never with ok.
+	Unrecorded bool `json:"unrecorded,omitempty"`
 }
 
 // Status is one service as `hsvc status --json` shows it (SPEC §4). The

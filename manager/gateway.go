@@ -197,12 +197,15 @@ func (m *Manager) recordDesired(s *supervise.Service, verb string, once bool) er
 
 // unrecordedAnswer answers a request that was applied to every service but
 // recorded for the next boot only as far as notes (applyDesired) do not
-// say: a failure, since the next boot would undo it.
+// say: a failure, since the next boot would undo it, marked unrecorded
+// (s6-svc, whose caller records desired_state itself, warns and succeeds).
 func unrecordedAnswer(verb string, notes []string) *control.Response {
 	if len(notes) == 0 {
 		return control.OK()
 	}
-	return control.Errorf(control.CodeFailed, "%s done, but %s", verb, strings.Join(notes, "; "))
+	r := control.Errorf(control.CodeFailed, "%s done, but %s", verb, strings.Join(notes, "; "))
+	r.Unrecorded = true
+	return r
 }
 
 // writeMarker writes a gateway's planned-stop marker as the gateway's own

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/control"
+	"hinit/internal/testprog"
 )
 
 func TestGetopt(t *testing.T) {
@@ -367,5 +368,79 @@ func TestSvscanctlScandir(t *testing.T) {
 	}
 	if !strings.Contains(hinitLog(), "shutting down: requested") {
 		t.Errorf("hinit's log says no requested shutdown:\n%s", hinitLog())
+	}
+}
+
+// hermes' gateway start and stop are s6-svc -u and -d, with check=True:
+// real s6 records nothing and exits 0, and hermes then writes
+// desired_state itself (its writer takes a damaged gateway_state.json for
+// {} and mends it). hinit records desired_state; when it cannot (a
+// damaged file, a full or read-only volume), s6-svc said 111 and hermes
+// reported the start failed and wrote nothing, at every start. Now s6-svc
+// warns and exits 0; hsvc still fails (1), as the next boot would undo
+// the request.
+func TestSvcUnrecordedDesiredState(t *testing.T) {
+	bin := buildCommands(t)
+	work := t.TempDir()
+	os.Chmod(work, 0o755)
+	scan := filepath.Join(work, "scan")
+	cfg := filepath.Join(work, "hinit.yaml")
+	yaml := "compat: s6-overlay\ntemplates:\n  gateway: {command: [sleep, \"1000\"]}\nreconcile: {home: " + filepath.Join(work, "home") + ", template: gateway}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "home", "profiles", "coder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
+		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
+	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
+	sup.Env = env
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sup.Process.Kill(); sup.Wait() }()
+	run := func(args ...string) (int, string, string) {
+		c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
+		c.Env = env
+		var out, errb strings.Builder
+		c.Stdout, c.Stderr = &out, &errb
+		c.Run()
+		return c.ProcessState.ExitCode(), out.String(), errb.String()
+	}
+	testprog.WaitFor(t, 10*time.Second, "hinit answering", func() bool { code, _, _ := run("hsvc", "list"); return code == 0 })
+	// A dir as hermes' register_profile_gateway makes it: dot-named, then renamed.
+	tmp := filepath.Join(scan, ".gateway-coder.tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"type": "longrun\n", "run": "#!/bin/sh\nexec sleep 1000\n", "down": ""} {
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := filepath.Join(scan, "gateway-coder")
+	if err := os.Rename(tmp, svc); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run("s6-svscanctl", "-a", scan); code != 0 {
+		t.Fatalf("s6-svscanctl -a: %d %s%s", code, out, errs)
+	}
+	state := filepath.Join(work, "home", "profiles", "coder", "gateway_state.json")
+	if err := os.WriteFile(state, []byte(`{"gateway_state": "running"`), 0o644); err != nil { // cut short
+		t.Fatal(err)
+	}
+	code, _, errs := run("s6-svc", "-u", svc)
+	if code != 0 || !strings.Contains(errs, "s6-svc: warning: "+svc+": start done, but gateway-coder: desired_state running not recorded") {
+		t.Errorf("s6-svc -u: exit %d, stderr %q; want 0 and a warning", code, errs)
+	}
+	if code, out, errs := run("s6-svwait", "-u", "-t", "5000", svc); code != 0 {
+		t.Errorf("the gateway did not start: %d %s%s", code, out, errs)
+	}
+	if code, _, errs := run("hsvc", "stop", "gateway-coder"); code != 1 || !strings.Contains(errs, "desired_state stopped not recorded") {
+		t.Errorf("hsvc stop: exit %d, stderr %q; want 1, not recorded", code, errs)
+	}
+	if code, _, errs := run("s6-svc", "-d", svc); code != 0 || !strings.Contains(errs, "s6-svc: warning:") {
+		t.Errorf("s6-svc -d: exit %d, stderr %q; want 0 and a warning", code, errs)
 	}
 }

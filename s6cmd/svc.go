@@ -146,6 +146,13 @@ func (e *env) svcCommand(dir, name string, c byte) error {
 	if err != nil {
 		return err
 	}
+	if !resp.OK && resp.Unrecorded {
+		// Done; only its desired_state for the next boot is not
+		// recorded. Real s6 records none: hermes writes it itself
+		// after a 0, and its writer mends a damaged file.
+		fmt.Fprintf(e.stderr, "s6-svc: warning: %s: %s\n", dir, resp.Error)
+		return nil
+	}
 	if !resp.OK {
 		return errors.New(resp.Error)
 	}
