@@ -148,7 +148,12 @@ func (r *runner) handle(c command) error {
 			r.spawn()
 			return nil
 		}
-		if err := r.stop(c.requested, time.Time{}); err != nil {
+		// A finish program (an s6 dir: hermes' turns exit 0 into 125,
+		// stay down) must not see the clean exit a planned-stop marker
+		// causes: a restart is then what s6-svc -t is, a plain stop
+		// signal, and the gateway's own exit code goes to finish.
+		marker := c.requested && (r.proc.def.Finish == nil || len(r.proc.def.Finish.Command) == 0)
+		if err := r.stop(marker, time.Time{}); err != nil {
 			return err
 		}
 		r.want = true // start again as soon as it has exited

@@ -1,0 +1,69 @@
+package manager_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"hinit/control"
+	"hinit/internal/testprog"
+	mt "hinit/manager/managertest"
+)
+
+// s6GatewayHermes is an s6 dir gateway-coder as today's hermes renders it
+// (S6ServiceManager.register_profile_gateway): its finish script turns a
+// clean exit into 125 (stay down), and the "gateway" exits 0 on a SIGTERM
+// with its planned-stop marker, 1 without (gateway/run.py).
+func s6GatewayHermes(t *testing.T) (*mt.Fixture, string) {
+	t.Helper()
+	f := mt.Start(t, "compat: s6-overlay\nreconcile: {home: \"${HERMES_HOME}\", template: gateway}\ntemplates:\n  gateway:\n    command: "+
+		mt.Prog("sleep", "inf")+"\n    stop: {planned_stop_marker: \"${HERMES_HOME}/profiles/{instance}/.gateway-planned-stop.json\"}\n    "+mt.Env, nil)
+	dir := filepath.Join(f.Home, "profiles", "coder")
+	marker := filepath.Join(dir, ".gateway-planned-stop.json")
+	tmp := filepath.Join(f.Scandir, ".gateway-coder.tmp")
+	files := map[string]string{
+		filepath.Join(dir, "SOUL.md"):            "soul\n",
+		filepath.Join(dir, "gateway_state.json"): `{"gateway_state":"running","desired_state":"running"}`,
+		filepath.Join(tmp, "type"):               "longrun\n",
+		filepath.Join(tmp, "run"): "#!/bin/sh\ntrap 'if [ -e " + marker + " ]; then rm -f " + marker + "; exit 0; fi; exit 1' TERM\n" +
+			"while :; do sleep 1 & wait $!; done\n",
+		filepath.Join(tmp, "finish"): "#!/bin/sh\nif [ \"$1\" = \"78\" ]; then exit 125; fi\nif [ \"$1\" = \"0\" ]; then exit 125; fi\nexit 0\n",
+	}
+	for p, content := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o644)
+		if b := filepath.Base(p); b == "run" || b == "finish" {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Rename(tmp, filepath.Join(f.Scandir, "gateway-coder")); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 5*time.Second, "gateway-coder up", func() bool { return f.State("gateway-coder") == "up" })
+	return f, dir
+}
+
+// hsvc restart of a gateway hermes registered as an s6 dir: the restart
+// wrote the planned-stop marker, the gateway exited 0, hermes' finish
+// script turned that into 125 (stay down), and the gateway the user
+// restarted stayed down (exited, want down). A restart of a service with a
+// finish program is now what s6-svc -t is: a plain stop signal.
+func TestRestartOfHermesS6Gateway(t *testing.T) {
+	f, dir := s6GatewayHermes(t)
+	pid := f.Status("gateway-coder").PID
+	resp := f.Do(control.Request{Verb: control.VerbRestart, Names: []string{"gateway-coder"}, Wait: "10s"})
+	st := f.Status("gateway-coder")
+	if resp.Code != 0 || st.State != "up" || st.PID == pid {
+		t.Errorf("hsvc restart answered %d %q; the gateway is %s, want %s, pid %d (was %d), reason %q",
+			resp.Code, resp.Error, st.State, st.Want, st.PID, pid, st.Reason)
+	}
+	if d := desiredState(filepath.Join(dir, "gateway_state.json")); d != "running" {
+		t.Errorf("desired_state %q after a restart, want running", d)
+	}
+}
