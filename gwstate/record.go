@@ -99,7 +99,14 @@ func Resolve(state, rec []byte) (Intent, error) {
 	if err != nil {
 		return Intent{}, err
 	}
-	if r, ok := parseRecord(rec); ok && r.DesiredState != desired && (desired == "" || desired == r.Replaced) {
+	// hermes' own desired_state writer (S6ServiceManager, the CLI of
+	// compat s6-overlay) stamps updated_at as an epoch number; the
+	// gateway's rewrite, the one that reverts, stamps an ISO string, as
+	// hinit does. A number says the file's desired_state is hermes' later
+	// decision, not a revert.
+	var epoch float64
+	byHermesCLI := desired != "" && json.Unmarshal(doc["updated_at"], &epoch) == nil
+	if r, ok := parseRecord(rec); ok && !byHermesCLI && r.DesiredState != desired && (desired == "" || desired == r.Replaced) {
 		return Intent{State: r.DesiredState, Reverted: true}, nil
 	}
 	if desired != "" {

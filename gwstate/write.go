@@ -52,6 +52,13 @@ func SetDesired(path, desired string, now time.Time) error {
 		}
 	}
 	replaced := obj.desired()
+	if data, ok := readRecord(path); ok && replaced == desired {
+		// The same wish again: what a revert in flight may still put
+		// back is what the first of these writes replaced.
+		if r, ok := parseRecord(data); ok && r.DesiredState == desired {
+			replaced = r.Replaced
+		}
+	}
 	if err := obj.set("desired_state", desired); err != nil {
 		return err
 	}

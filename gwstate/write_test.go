@@ -225,3 +225,26 @@ func TestSetDesiredConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A gateway rewrite that read the file before two hinit writes of the
+// same value (two stops) and renames after both: the second write's record
+// said it replaced "stopped", so the reverted "running" was taken for a
+// later decision and won. The same wish again keeps what the first replaced.
+func TestRevertAcrossTwoSameWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), StateFileName)
+	stale := []byte(`{"gateway_state":"running","desired_state":"running"}`)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(path, stale, 0o644)) // the gateway reads this...
+	must(SetDesired(path, Stopped, time.Now()))
+	must(SetDesired(path, Stopped, time.Now())) // hsvc stop again (retry, stop --all)
+	must(os.WriteFile(path, stale, 0o644))      // ...and renames it now
+	got, err := ReadDesired(path)
+	if got != Stopped {
+		t.Errorf("desired %q (%v), want stopped", got, err)
+	}
+}

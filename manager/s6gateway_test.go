@@ -1,6 +1,7 @@
 package manager_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"hinit/control"
 	"hinit/internal/testprog"
 	mt "hinit/manager/managertest"
+	"hinit/reconcile"
 )
 
 // s6GatewayHermes is an s6 dir gateway-coder as today's hermes renders it
@@ -65,5 +67,59 @@ func TestRestartOfHermesS6Gateway(t *testing.T) {
 	}
 	if d := desiredState(filepath.Join(dir, "gateway_state.json")); d != "running" {
 		t.Errorf("desired_state %q after a restart, want running", d)
+	}
+}
+
+// hermes' S6ServiceManager (the shipped image's compat: s6-overlay) writes
+// desired_state itself after each s6-svc: `hermes gateway restart` is
+// s6-svc -t, then desired_state "running". hinit's record of its own last
+// write (the stop: stopped, replaced running) took hermes' deliberate
+// "running" for the gateway's revert: the next boot kept the gateway down,
+// where the s6 image's boot starts it. hermes' writer stamps updated_at as
+// an epoch number, the gateway's rewrite and hinit an ISO string.
+func TestHermesDesiredStateAfterItsOwnStop(t *testing.T) {
+	f, dir := s6GatewayHermes(t)
+	state := filepath.Join(dir, "gateway_state.json")
+	// hermes gateway stop: s6-svc -d (hinit records stopped), then hermes' own write.
+	f.Expect(control.Request{Verb: control.VerbStop, Names: []string{"gateway-coder"}, Wait: "10s"}, 0, "")
+	hermesWriteDesired(t, state, "stopped")
+	// hermes gateway restart: s6-svc -t (a signal: nothing runs, nothing recorded), then hermes' write.
+	hermesWriteDesired(t, state, "running")
+	b, _ := os.ReadFile(state)
+	t.Logf("gateway_state.json before the reboot: %s", b)
+
+	acts, err := reconcile.Run(reconcile.Options{Home: f.Home, Scandir: t.TempDir(), Template: "gateway"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range acts {
+		if a.Profile == "coder" {
+			b, _ := os.ReadFile(state)
+			t.Logf("boot: prior_state=%s start=%v; file now %s", a.Prior, a.Start, b)
+			if !a.Start {
+				t.Errorf("hermes recorded desired_state running (as the s6 image's boot would start it), the boot registered gateway-coder down")
+			}
+		}
+	}
+}
+
+// hermesWriteDesired is S6ServiceManager._write_gateway_desired_state:
+// read, set desired_state and updated_at (int epoch), .tmp + replace.
+func hermesWriteDesired(t *testing.T, path, desired string) {
+	t.Helper()
+	var doc map[string]any
+	b, _ := os.ReadFile(path)
+	json.Unmarshal(b, &doc)
+	if doc == nil {
+		doc = map[string]any{}
+	}
+	doc["desired_state"] = desired
+	doc["updated_at"] = time.Now().Unix()
+	out, _ := json.Marshal(doc)
+	if err := os.WriteFile(path+".tmp", out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
 	}
 }
