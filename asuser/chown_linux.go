@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,8 +32,8 @@ const MaxTreeDepth = 1024
 
 // ChownTree gives the tree at path (path included) to t's owner, entry by
 // entry as t.Change says, never through a symlink and whatever is renamed
-// or swapped in the tree meanwhile: path is opened without following a
-// symlink at its end, each dir below from its parent's descriptor
+// or swapped in the tree meanwhile: path is opened a dir at a time without
+// following a symlink anywhere on it, each dir below from its parent's descriptor
 // (O_NOFOLLOW), and each entry is changed through a descriptor of its own
 // once that descriptor has shown its owner and links (a symlink is changed
 // itself, never what it points to). A path walk (find -exec chown -h DIR/SUB/FILE)
@@ -40,7 +41,14 @@ const MaxTreeDepth = 1024
 // any file of the system, root's. An entry that cannot be read or changed
 // is passed over; the first such error is returned once the rest is done.
 func ChownTree(path string, t Tree) error {
-	fd, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	// Every dir of path, not only its last: one on the way swapped for a
+	// symlink would lead the walk to another tree of the same name.
+	pfd, err := walkDir(filepath.Dir(path), false, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	fd, err := openat(pfd, filepath.Base(path), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	unix.Close(pfd)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,6 +1,7 @@
 package asuser
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,5 +174,33 @@ func TestChownTreeDeep(t *testing.T) {
 	}
 	if got := owner(t, filepath.Join(last, "d")); got != [2]int{0, 0} {
 		t.Errorf("%d dirs deep: owner %v, want 0:0 (not gone into)", MaxTreeDepth+1, got)
+	}
+}
+
+// A dir above the tree's top swapped for a symlink to root's dir that has
+// a dir of the same name (the volume's platforms, given back as
+// platforms/pairing): the walk went through it and gave root's tree away.
+func TestChownTreeSymlinkAbove(t *testing.T) {
+	requireRoot(t)
+	base := t.TempDir()
+	home, rootDir := filepath.Join(base, "home"), filepath.Join(base, "rootdir")
+	for _, d := range []string{filepath.Join(rootDir, "pairing"), home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := filepath.Join(rootDir, "pairing", "secret")
+	if err := os.WriteFile(secret, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rootDir, filepath.Join(home, "platforms")); err != nil {
+		t.Fatal(err)
+	}
+	err := ChownTree(filepath.Join(home, "platforms", "pairing"), Tree{UID: 10000, GID: 10000, Change: notOwnedBy(10000, 10000)})
+	if err == nil || !errors.Is(err, ErrSymlink) {
+		t.Errorf("ChownTree through a symlinked dir: %v, want ErrSymlink", err)
+	}
+	if got := owner(t, secret); got != [2]int{0, 0} {
+		t.Errorf("root's file through the symlink: owner %v, want 0:0", got)
 	}
 }
