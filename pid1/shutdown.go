@@ -76,11 +76,12 @@ func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 	case <-h.mainGone:
 	case <-t.C:
 		h.log.Warn("main outlived the shutdown timeout: killing its process group", "pid", h.main.pid)
+		// Main itself too: it may have joined another group (setpgid),
+		// leaving its own empty or to a child, and hinit waited for it
+		// for ever. It is not reaped before mainGone: the pid is main's.
 		err := syscall.Kill(-h.main.pid, syscall.SIGKILL)
-		if err == syscall.ESRCH {
-			// No group of main's pid: main joined another one
-			// (setpgid). Main itself, or hinit waited for ever.
-			err = syscall.Kill(h.main.pid, syscall.SIGKILL)
+		if perr := syscall.Kill(h.main.pid, syscall.SIGKILL); err == nil || err == syscall.ESRCH {
+			err = perr
 		}
 		if err != nil && err != syscall.ESRCH && h.isPID1 {
 			h.logToStderrAgain() // main ends with hinit: why must reach the user, as after main

@@ -351,14 +351,18 @@ func TestBareQuitOnlyForwarded(t *testing.T) {
 
 // A main that left its process group (setpgid into another one) and
 // outlives the deadline is killed itself: the kill of its group found no
-// group of its pid (ESRCH), and hinit waited for it for ever. What it
-// left in the other group is the sweep's.
+// group of its pid (ESRCH), or only a child left in it, and hinit waited
+// for main for ever. What it left in the other group is the sweep's.
 func TestMainThatLeftItsGroupKilledAtDeadline(t *testing.T) {
-	for _, bare := range []bool{true, false} {
-		t.Run(fmt.Sprintf("bare=%v", bare), func(t *testing.T) {
-			o := initOpts{bare: bare, args: envProg("leave-group"), env: []string{"HINIT_SHUTDOWN_TIMEOUT=300ms"}}
+	for _, tc := range []struct {
+		bare bool
+		args []string // with keep, a child of main stays in main's group: the kill of the group worked
+	}{{true, nil}, {false, nil}, {true, []string{"keep"}}, {false, []string{"keep"}}} {
+		t.Run(fmt.Sprintf("bare=%v,%v", tc.bare, tc.args), func(t *testing.T) {
+			bare := tc.bare
+			o := initOpts{bare: bare, args: envProg("leave-group", tc.args...), env: []string{"HINIT_SHUTDOWN_TIMEOUT=300ms"}}
 			if !bare {
-				o.args = argv(prog("leave-group"))
+				o.args = argv(prog("leave-group", tc.args...))
 			}
 			p := startInit(t, o)
 			p.waitOutput("ready", false)

@@ -92,10 +92,18 @@ var programs = map[string]func([]string) int{
 	"leave-group": leaveGroup,
 }
 
-// leave-group: starts a sleeping child as the leader of a process group
-// of its own, joins that group (so that no group has its own pid any
-// more), ignores SIGTERM and says "ready".
-func leaveGroup([]string) int {
+// leave-group [keep]: starts a sleeping child as the leader of a process
+// group of its own, joins that group (so that no group has its own pid any
+// more; with keep, a child that ignores TERM stays in it), ignores SIGTERM
+// and says "ready".
+func leaveGroup(a []string) int {
+	if len(a) > 0 && a[0] == "keep" {
+		k := exec.Command("/bin/sh", "-c", "trap '' TERM; exec sleep 3600")
+		if err := k.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	c := exec.Command("/bin/sleep", "3600")
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.Start(); err != nil {
