@@ -104,8 +104,10 @@ func Resolve(state, rec []byte) (Intent, error) {
 	// gateway's rewrite, the one that reverts, stamps an ISO string, as
 	// hinit does. A number says the file's desired_state is hermes' later
 	// decision, not a revert.
-	var epoch float64
-	byHermesCLI := desired != "" && json.Unmarshal(doc["updated_at"], &epoch) == nil
+	var stamp any
+	_ = json.Unmarshal(doc["updated_at"], &stamp)
+	_, epoch := stamp.(float64) // not null, a string or missing
+	byHermesCLI := desired != "" && epoch
 	if r, ok := parseRecord(rec); ok && !byHermesCLI && r.DesiredState != desired && (desired == "" || desired == r.Replaced) {
 		return Intent{State: r.DesiredState, Reverted: true}, nil
 	}
