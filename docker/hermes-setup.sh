@@ -516,7 +516,8 @@ as_hermes() {
 	elif switch=$(command -v setpriv) && "$switch" --help 2>&1 | grep -q -- --reuid; then
 		HOME=$HERMES_HOME PATH=$CONTAINER_PATH "$switch" --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
 	else
-		say "warning: no setpriv --reuid here; skipped: $*"
+		say "warning: no s6-setuidgid nor setpriv --reuid here; skipped: $1"
+		return 1
 	fi
 }
 
