@@ -182,23 +182,11 @@ func TestWaitReadyOfHinitsServices(t *testing.T) {
 	for _, static := range []bool{true, false} {
 		t.Run(fmt.Sprintf("static=%v", static), func(t *testing.T) {
 			work := t.TempDir()
-			scan := filepath.Join(work, "scan")
-			cfg := filepath.Join(work, "hinit.yaml")
 			yaml := "compat: s6-overlay\n"
 			if static {
 				yaml += "services:\n  dashboard: {command: [sleep, \"1000\"], ready: {delay: 1s}}\n"
 			}
-			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
-				"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
-			sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
-			sup.Env = env
-			if err := sup.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { sup.Process.Kill(); sup.Wait() }()
+			scan, env := startHinit(t, bin, work, yaml)
 			run := func(args ...string) (string, error) {
 				c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
 				c.Env = env
@@ -383,23 +371,11 @@ func TestSvcUnrecordedDesiredState(t *testing.T) {
 	bin := buildCommands(t)
 	work := t.TempDir()
 	os.Chmod(work, 0o755)
-	scan := filepath.Join(work, "scan")
-	cfg := filepath.Join(work, "hinit.yaml")
-	yaml := "compat: s6-overlay\ntemplates:\n  gateway: {command: [sleep, \"1000\"]}\nreconcile: {home: " + filepath.Join(work, "home") + ", template: gateway}\n"
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.MkdirAll(filepath.Join(work, "home", "profiles", "coder"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
-		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
-	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
-	sup.Env = env
-	if err := sup.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { sup.Process.Kill(); sup.Wait() }()
+	scan, env := startHinit(t, bin, work, "compat: s6-overlay\ntemplates:\n  gateway: {command: [sleep, \"1000\"]}\nreconcile: {home: "+
+		filepath.Join(work, "home")+", template: gateway}\n")
 	run := func(args ...string) (int, string, string) {
 		c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
 		c.Env = env
@@ -443,4 +419,25 @@ func TestSvcUnrecordedDesiredState(t *testing.T) {
 	if code, _, errs := run("s6-svc", "-d", svc); code != 0 || !strings.Contains(errs, "s6-svc: warning:") {
 		t.Errorf("s6-svc -d: exit %d, stderr %q; want 0 and a warning", code, errs)
 	}
+}
+
+// startHinit runs hinit (of bin) on yaml as hinit.yaml, its runtime dir
+// and scandir in work, until the test ends, and returns the scandir and
+// the environment its clients need.
+func startHinit(t *testing.T, bin, work, yaml string) (scan string, env []string) {
+	t.Helper()
+	scan = filepath.Join(work, "scan")
+	cfg := filepath.Join(work, "hinit.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
+		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
+	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
+	sup.Env = env
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Process.Kill(); sup.Wait() })
+	return scan, env
 }
