@@ -19,6 +19,8 @@ type Tree struct {
 	// SameDev keeps the walk on the filesystem of the tree's top (a dir
 	// mounted inside it, and what is under it, is passed over).
 	SameDev bool
+	// TopOnly changes the top dir alone, nothing under it.
+	TopOnly bool
 	// Refused is told of each entry Change wanted but that is no dir and
 	// has other hard links: it is left alone (chowning it would change the
 	// file of whoever else it is linked from).
@@ -80,6 +82,9 @@ func (w *treeWalk) dir(fd int, path string, st *unix.Stat_t, depth int) {
 		if err := unix.Fchown(fd, w.UID, w.GID); err != nil {
 			w.note(path, err)
 		}
+	}
+	if w.TopOnly {
+		return
 	}
 	if depth >= MaxTreeDepth {
 		w.note(path, fmt.Errorf("more than %d dirs deep: not gone into", MaxTreeDepth))

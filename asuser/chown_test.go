@@ -204,3 +204,21 @@ func TestChownTreeSymlinkAbove(t *testing.T) {
 		t.Errorf("root's file through the symlink: owner %v, want 0:0", got)
 	}
 }
+
+// TopOnly changes the top dir alone.
+func TestChownTreeTopOnly(t *testing.T) {
+	requireRoot(t)
+	top := filepath.Join(t.TempDir(), "top")
+	if err := os.MkdirAll(filepath.Join(top, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := ChownTree(top, Tree{UID: 10000, GID: 10000, TopOnly: true, Change: notOwnedBy(10000, 10000)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := owner(t, top); got != [2]int{10000, 10000} {
+		t.Errorf("top: owner %v, want 10000:10000", got)
+	}
+	if got := owner(t, filepath.Join(top, "sub")); got != [2]int{0, 0} {
+		t.Errorf("sub: owner %v, want 0:0 (not gone into)", got)
+	}
+}

@@ -9,8 +9,9 @@
 # runs yet. Another container on the same volume (the split dashboard and
 # gateways containers of docs/image.md) may run hermes processes all the
 # while: anything in $HERMES_HOME may be swapped between a check and the
-# act. So root only chowns there, a tree through hinit chown-tree (each dir
-# held open, never a path a swap can redirect) and a top file with chown -h;
+# act. So root only chowns there, a tree or a dir through hinit chown-tree
+# (each dir held open, never a path a swap can redirect) and a file at the
+# top of the volume with chown -h;
 # what writes or chmods a file of the volume runs as hermes. The steps that
 # run as hermes (python_steps) come after root's last change in the volume.
 #
@@ -317,7 +318,9 @@ fix_ownership() {
 	fi
 	for d in $EVERY_BOOT_DIRS; do give_tree "$d"; done
 	p=$HERMES_HOME/logs/gateways
-	if [ -d "$p" ] && no_link "$p"; then own "$p" || say "warning: cannot chown $p"; fi
+	# the dir alone, opened as chown_tree opens a tree (a chown -h of the
+	# path would go through a logs swapped for a symlink meanwhile)
+	if [ -d "$p" ] && no_link "$p"; then chown_tree -top "$HUID:$HGID" "$p" || say "warning: cannot chown $p"; fi
 	for f in $TOP_FILES; do
 		p=$HERMES_HOME/$f
 		[ -e "$p" ] || [ -L "$p" ] || continue

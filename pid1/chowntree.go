@@ -11,21 +11,23 @@ import (
 	"hinit/asuser"
 )
 
-const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-from-uid N] UID[:GID] DIR"
+const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-top] [-from-uid N] UID[:GID] DIR"
 
 // chownTree is `hinit chown-tree`, the image's setup's recursive chown
 // (docker/hermes-setup.sh): DIR and everything under it that is not
 // UID:GID's (with -from-uid, everything of uid N) becomes UID:GID's, never
 // through a symlink, whatever the tree's owner renames meanwhile
-// (asuser.ChownTree). An entry with other hard links is left alone, said
+// (asuser.ChownTree); with -top, DIR alone. An entry with other hard links is left alone, said
 // on stdout ("refusing to change PATH: it has other hard links"); what
 // could not be changed is one line on stderr and exit 1.
 func chownTree(args []string, stdout, stderr io.Writer) int {
-	xdev, from := false, -1
+	xdev, top, from := false, false, -1
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {
 		case args[0] == "-xdev":
 			xdev, args = true, args[1:]
+		case args[0] == "-top":
+			top, args = true, args[1:]
 		case args[0] == "-from-uid" && len(args) > 1:
 			n, err := strconv.Atoi(args[1])
 			if err != nil || n < 0 {
@@ -51,7 +53,7 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 	if from >= 0 {
 		change = func(st *unix.Stat_t) bool { return int(st.Uid) == from }
 	}
-	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, SameDev: xdev,
+	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, SameDev: xdev, TopOnly: top,
 		Refused: func(path string) { fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", path) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "hinit: chown-tree: %v\n", err)

@@ -279,6 +279,9 @@ func TestChownTreeVerb(t *testing.T) {
 	if o := owner("a/b/f"); o != "1234:10001" {
 		t.Errorf("-from-uid: owner %s, want 1234:10001 (the group kept)", o)
 	}
+	if code := chownTree([]string{"-top", "77:77", filepath.Join(dir, "a")}, &out, &errb); code != 0 || owner("a") != "77:77" || owner("a/b") != "1234:10001" {
+		t.Errorf("-top: exit %d, a %s, a/b %s; want 0, 77:77, 1234:10001 (not gone into)", code, owner("a"), owner("a/b"))
+	}
 	for _, args := range [][]string{{"5", dir}, {"-from-uid", "x", "5", dir}, {"-bogus", "5:5", dir}, {"5:5"}, {"-5:5", dir}} {
 		if code := chownTree(args, &out, &errb); code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
