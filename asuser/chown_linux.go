@@ -43,6 +43,7 @@ const MaxTreeDepth = 1024
 // any file of the system, root's. An entry that cannot be read or changed
 // is passed over; the first such error is returned once the rest is done.
 func ChownTree(path string, t Tree) error {
+	path = filepath.Clean(path) // "/opt/data/": its last dir is data
 	// Every dir of path, not only its last: one on the way swapped for a
 	// symlink would lead the walk to another tree of the same name.
 	pfd, err := walkDir(filepath.Dir(path), false, 0)
