@@ -1,9 +1,11 @@
 package manager
 
 import (
+	"context"
 	"os"
 	"sync"
 
+	"hinit/control"
 	"hinit/scandir"
 	"hinit/supervise"
 )
@@ -76,3 +78,14 @@ func ApplyDesired(m *Manager, name, verb string, apply func(s *supervise.Service
 	_, err := m.applyDesired(s, verb, false, func() error { return apply(s) })
 	return err
 }
+
+// StartStop runs the verb of req (start, stop, restart, once) on svcs, as
+// a request whose targets were looked up before the call.
+func StartStop(m *Manager, req *control.Request, svcs ...*supervise.Service) *control.Response {
+	return m.startStop(context.Background(), svcs, req)
+}
+
+// Service is the service called name, nil when there is none; Forget
+// removes it from the group, as an unregister does.
+func Service(m *Manager, name string) *supervise.Service { return m.group.Get(name) }
+func Forget(m *Manager, name string)                     { m.group.Remove(name, true) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -988,5 +989,34 @@ func TestNotedDirHasNoNotApplied(t *testing.T) {
 				t.Errorf("status (all), %s: not_applied %q, since %v; want none, %v", name, row.NotApplied, row.Since, st.Since)
 			}
 		}
+	}
+}
+
+// A target that cannot take a stop does not keep the others from it: the
+// verb went through the targets in order and answered at the first that
+// failed, and those after it were neither stopped nor recorded (stop --all
+// with one gateway unregistered meanwhile stopped none of the rest). A
+// service of --all gone meanwhile is no target any more.
+func TestStopGoesOnPastAFailedTarget(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		t.Run(fmt.Sprintf("all=%v", all), func(t *testing.T) {
+			f := mt.Start(t, "services:\n  a: {command: "+mt.Prog("sleep", "inf")+"}\n  b: {command: "+mt.Prog("sleep", "inf")+"}\n"+mt.Env, nil)
+			testprog.WaitFor(t, 5*time.Second, "a and b up", func() bool { return f.State("a") == "up" && f.State("b") == "up" })
+			a, b := manager.Service(f.M, "a"), manager.Service(f.M, "b")
+			manager.Forget(f.M, "a") // gone between the lookup and its turn
+			resp := manager.StartStop(f.M, &control.Request{Verb: control.VerbStop, All: all}, a, b)
+			want := control.CodeNoService
+			if all {
+				want = control.CodeOK
+			}
+			if resp.Code != want || !all && !strings.Contains(resp.Error, "no such service: a (unregistered meanwhile)") {
+				t.Errorf("answered %d %q, want %d", resp.Code, resp.Error, want)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := b.WaitFor(ctx, func(st supervise.Status) bool { return st.State == supervise.StateDown }); err != nil {
+				t.Errorf("b, after a in the targets, was not stopped: %v (%s)", err, f.State("b"))
+			}
+		})
 	}
 }

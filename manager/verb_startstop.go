@@ -3,6 +3,8 @@ package manager
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"hinit/control"
@@ -16,9 +18,15 @@ import (
 const settle = 2 * time.Second
 
 // startStop applies start, stop or restart to every target, then, with
-// wait, waits until each is up (ready, and stayed so) or down.
+// wait, waits until each is up (ready, and stayed so) or down. A target
+// that cannot take it does not keep it from the others (stop --all
+// stopped none after the first that failed): the answer lists every
+// failure, and does not wait. A gateway of --all unregistered meanwhile
+// is no target any more.
 func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req *control.Request) *control.Response {
-	var unrecorded []string
+	var unrecorded, failed []string
+	code := control.CodeNoService
+	applied := svcs[:0:0]
 	for _, s := range svcs {
 		rec, err := m.applyDesired(s, req.Verb, req.Once, func() error {
 			switch req.Verb {
@@ -36,16 +44,26 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 			}
 			return nil
 		})
-		if errors.Is(err, errUnregistered) {
-			return control.Errorf(control.CodeNoService, "no such service: %s (unregistered meanwhile)", s.Name())
+		switch {
+		case errors.Is(err, errUnregistered) && req.All:
+			continue
+		case errors.Is(err, errUnregistered):
+			failed = append(failed, fmt.Sprintf("no such service: %s (unregistered meanwhile)", s.Name()))
+			continue
+		case err != nil:
+			failed = append(failed, fmt.Sprintf("%s %s: %v", req.Verb, s.Name(), err))
+			code = control.CodeFailed
+			continue
 		}
-		if err != nil {
-			return control.Errorf(control.CodeFailed, "%s %s: %v", req.Verb, s.Name(), err)
-		}
+		applied = append(applied, s)
 		if rec != nil {
 			unrecorded = append(unrecorded, s.Name()+": "+rec.Error())
 		}
 	}
+	if len(failed) > 0 {
+		return control.Errorf(code, "%s", strings.Join(append(failed, unrecorded...), "; "))
+	}
+	svcs = applied
 	timeout, _ := req.Timeout()
 	if timeout == 0 {
 		return unrecordedAnswer(req.Verb, unrecorded)
