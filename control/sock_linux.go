@@ -54,18 +54,11 @@ func (c *Conn) SetWriteDeadline(t time.Time) error { return c.f.SetWriteDeadline
 // peerCred reads the uid, gid and pid of the process at the other end
 // (SO_PEERCRED), as they were when it connected.
 func (c *Conn) peerCred() (*unix.Ucred, error) {
-	raw, err := c.f.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("peer credentials: %w", err)
-	}
 	var cred *unix.Ucred
-	var credErr error
-	err = raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	err := c.sockopt(func(fd int) (err error) {
+		cred, err = unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+		return err
 	})
-	if err == nil {
-		err = credErr
-	}
 	if err != nil {
 		return nil, fmt.Errorf("peer credentials: %w", err)
 	}
@@ -80,22 +73,31 @@ func (c *Conn) peerCred() (*unix.Ucred, error) {
 // SO_PEERGROUPS (before Linux 4.13) has them read from /proc/<pid>/status
 // instead, now.
 func (c *Conn) peerGroups(pid int) ([]int, error) {
-	raw, err := c.f.SyscallConn()
+	var groups []int
+	err := c.sockopt(func(fd int) (err error) {
+		groups, err = getPeerGroups(fd)
+		return err
+	})
+	if errors.Is(err, unix.ENOPROTOOPT) {
+		return procGroups(pid)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("peer groups: %w", err)
 	}
-	var groups []int
-	var getErr error
-	if err := raw.Control(func(fd uintptr) { groups, getErr = getPeerGroups(int(fd)) }); err != nil {
-		return nil, fmt.Errorf("peer groups: %w", err)
-	}
-	if errors.Is(getErr, unix.ENOPROTOOPT) {
-		return procGroups(pid)
-	}
-	if getErr != nil {
-		return nil, fmt.Errorf("peer groups: %w", getErr)
-	}
 	return groups, nil
+}
+
+// sockopt runs get with the connection's descriptor, for a getsockopt.
+func (c *Conn) sockopt(get func(fd int) error) error {
+	raw, err := c.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var getErr error
+	if err := raw.Control(func(fd uintptr) { getErr = get(int(fd)) }); err != nil {
+		return err
+	}
+	return getErr
 }
 
 // getPeerGroups is getsockopt(SO_PEERGROUPS): a buffer too small is

@@ -78,13 +78,12 @@ func archiveName(dfd int, t time.Time, after string) string {
 // archive's name) is passed over, and the first such error is returned
 // once the rest are done.
 func (w *fileWriter) prune() error {
-	dfd := int(w.d.Fd())
 	keep := max(w.keep, 0)
 	newest := &names{} // the keep newest seen so far, the oldest of them first
 	var first error
 	remove := func(n string) {
-		if err := unix.Unlinkat(dfd, n, 0); err != nil && err != unix.ENOENT && first == nil {
-			first = fmt.Errorf("remove %s/%s: %w", w.dir, n, err)
+		if err := w.removeArchive(n); err != nil && first == nil {
+			first = err
 		}
 	}
 	err := w.eachArchive(func(n string) {
@@ -119,12 +118,20 @@ func (w *fileWriter) pruneKept(archive string) error {
 	heap.Push(w.kept, archive)
 	var first error
 	for w.kept.Len() > max(w.keep, 0) {
-		n := heap.Pop(w.kept).(string)
-		if err := unix.Unlinkat(int(w.d.Fd()), n, 0); err != nil && err != unix.ENOENT && first == nil {
-			first = fmt.Errorf("remove %s/%s: %w", w.dir, n, err)
+		if err := w.removeArchive(heap.Pop(w.kept).(string)); err != nil && first == nil {
+			first = err
 		}
 	}
 	return first
+}
+
+// removeArchive deletes the archive n of the dir opened; one gone already
+// is no error.
+func (w *fileWriter) removeArchive(n string) error {
+	if err := unix.Unlinkat(int(w.d.Fd()), n, 0); err != nil && err != unix.ENOENT {
+		return fmt.Errorf("remove %s/%s: %w", w.dir, n, err)
+	}
+	return nil
 }
 
 // eachArchive calls fn with the name of each archive in the dir opened,
