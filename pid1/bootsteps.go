@@ -115,6 +115,44 @@ func (h *hinit) runHooks() int {
 	return -1
 }
 
+// hookOutputWait bounds how long a hook's end waits for the last of its
+// output to be copied into hinit.log: a process it left behind may hold
+// the pipe open for good, and the copy then goes on meanwhile.
+const hookOutputWait = 100 * time.Millisecond
+
+// copyHookOutput copies what a boot hook writes to r into hinit's log (in
+// TTY mode, hinit.log, kept bounded as hinit's own lines are) until every
+// writer has closed the pipe; the channel is closed then.
+func (h *hinit) copyHookOutput(r *os.File) <-chan struct{} {
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		defer r.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				h.logh.writeRaw(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return copied
+}
+
+// awaitHookOutput waits for a hook's output to be copied, at most
+// hookOutputWait: its lines come before the line that says how it ended.
+func awaitHookOutput(copied <-chan struct{}) {
+	t := time.NewTimer(hookOutputWait)
+	defer t.Stop()
+	select {
+	case <-copied:
+	case <-t.C:
+	}
+}
+
 // errInterrupted says a shutdown signal (docker stop) came during the boot.
 var errInterrupted = errors.New("interrupted")
 
@@ -132,13 +170,22 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 		return 1, err
 	}
 	defer devnull.Close()
-	out := uintptr(1) // the container's stdout and stderr; with a terminal, hinit.log
+	// The container's stdout and stderr; with a terminal, a pipe that
+	// hinit copies into hinit.log. A descriptor of hinit.log itself,
+	// inherited by whatever the hook starts (as hermes too), would let that
+	// process empty root's log, or make it gigabytes that its rotation
+	// then copied.
+	out, errOut := uintptr(1), uintptr(2)
+	var w *os.File
+	var copied <-chan struct{}
 	if h.ttyLog != nil {
-		out = h.ttyLog.Fd()
-	}
-	errOut := uintptr(2)
-	if h.ttyLog != nil {
-		errOut = out
+		var r *os.File
+		if r, w, err = os.Pipe(); err != nil {
+			return 1, err
+		}
+		defer w.Close()
+		out, errOut = w.Fd(), w.Fd()
+		copied = h.copyHookOutput(r)
 	}
 	prog := launch.Program{Argv: hook.Command, Env: h.containerEnv(), Files: []uintptr{devnull.Fd(), out, errOut},
 		Session: launch.NewGroup, RootsPATH: h.root}
@@ -147,9 +194,15 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 		return launch.ExitCode(err), err
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
+	if w != nil {
+		w.Close() // the hook's own copies are the pipe's only writers now
+	}
 	if err != nil {
 		err = prog.StartError(cmd, err)
 		return launch.ExitCode(err), err
+	}
+	if copied != nil {
+		defer awaitHookOutput(copied)
 	}
 	timer := time.NewTimer(hook.Timeout)
 	defer timer.Stop()

@@ -30,6 +30,14 @@ func newLineHandler(w io.Writer, level slog.Leveler) *lineHandler {
 	return &lineHandler{mu: new(sync.Mutex), out: &w, level: level}
 }
 
+// writeRaw writes p as it is where the lines go, under their lock: a boot
+// hook's output (copyHookOutput).
+func (h *lineHandler) writeRaw(p []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	(*h.out).Write(p)
+}
+
 // setOutput redirects the log, e.g. away from a terminal main owns.
 func (h *lineHandler) setOutput(w io.Writer) {
 	h.mu.Lock()

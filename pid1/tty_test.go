@@ -468,3 +468,32 @@ func TestTTYMainHinitCannotKill(t *testing.T) {
 		t.Errorf("exit %d, terminal %q; want 137 and hinit's lines from \"cannot kill main\" to \"shutdown complete\"", code, s)
 	}
 }
+
+// In a TTY session a boot hook's output reaches hinit.log through a pipe
+// hinit copies, its lines before the one that says how the hook ended.
+// Before, the hook had hinit.log's own descriptor as its stdout and
+// stderr, and so had whatever it started, as hermes too: a process left
+// behind could empty root's log, or ftruncate it to gigabytes, which the
+// next rotation copied into /run (a review: 1 GB in hinit.log.1, the
+// tmpfs full). A process the hook leaves holding the pipe does not hold
+// the boot up.
+func TestHookOutputThroughAPipe(t *testing.T) {
+	_, tty, _, _ := openTerminal(t)
+	hook := `printf 'out %s\n' "$(readlink /proc/self/fd/1)"; printf 'err %s\n' "$(readlink /proc/self/fd/2)" >&2; (sleep 30 &)`
+	cfg := fmt.Sprintf("boot:\n  - {name: setup, command: [/bin/sh, -c, %q]}\n", hook)
+	p := startInit(t, initOpts{config: cfg, tty: tty, args: argv(prog("sleep", "30s"))})
+	tty.Close()
+	log := filepath.Join(p.dir, "run", "hinit.log")
+	var s string
+	testprog.WaitFor(t, 10*time.Second, "main started in hinit.log", func() bool {
+		b, _ := os.ReadFile(log)
+		s = string(b)
+		return strings.Contains(s, "main started")
+	})
+	for _, fd := range []string{"out", "err"} {
+		i, done := strings.Index(s, "\n"+fd+" "), strings.Index(s, "boot hook done")
+		if i < 0 || !strings.HasPrefix(s[i+len(fd)+2:], "pipe:[") || i > done {
+			t.Errorf("hinit.log:\n%s\nwant the hook's %q line, a pipe, before its boot hook done", s, fd)
+		}
+	}
+}

@@ -17,9 +17,8 @@ const ttyLogMax = 1 << 20
 
 // ttyLog is hinit's log in TTY mode: hinit.log, kept at most ttyLogMax
 // bytes, and the lines before them in hinit.log.1. The file is emptied in
-// place, never replaced: boot hooks write to it through their own
-// descriptors, and handOver changes its group. Writes come one line at a
-// time, under lineHandler's lock.
+// place, never replaced: handOver changes its group. Writes come one line
+// (or one read of a boot hook's pipe) at a time, under lineHandler's lock.
 type ttyLog struct {
 	f    *os.File // hinit.log, opened O_APPEND
 	path string
@@ -38,8 +37,10 @@ func (l *ttyLog) Write(p []byte) (int, error) {
 	return l.f.Write(p)
 }
 
-// keepOld copies hinit.log to hinit.log.1 (same owner and mode) and empties
-// hinit.log, whose appends then start again at 0.
+// keepOld copies hinit.log to hinit.log.1 (same owner and mode), at most
+// ttyLogMax bytes of it, and empties hinit.log, whose appends then start
+// again at 0. Only hinit writes to hinit.log, but a file grown past the
+// bound all the same is not copied whole into /run's memory.
 func (l *ttyLog) keepOld(fi os.FileInfo) error {
 	defer l.f.Truncate(0)
 	src, err := os.OpenFile(l.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
@@ -58,7 +59,7 @@ func (l *ttyLog) keepOld(fi os.FileInfo) error {
 	if err := dst.Chmod(fi.Mode().Perm()); err != nil {
 		return err
 	}
-	if _, err := io.Copy(dst, io.LimitReader(src, fi.Size())); err != nil {
+	if _, err := io.Copy(dst, io.LimitReader(src, min(fi.Size(), ttyLogMax))); err != nil {
 		return err
 	}
 	return nil

@@ -39,3 +39,31 @@ func TestTTYLogBoundedAfterMain(t *testing.T) {
 		t.Errorf("no hinit.log.1: %v", err)
 	}
 }
+
+// A hinit.log grown past the bound all the same (a descriptor of it
+// inherited, a 1 GB ftruncate: a review) is copied at most ttyLogMax bytes
+// into hinit.log.1, /run's memory. Before, the whole of it was.
+func TestTTYLogRotationCopiesAtMostTheBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hinit.log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(8 * ttyLogMax); err != nil {
+		t.Fatal(err)
+	}
+	l := &ttyLog{f: f, path: path}
+	if _, err := l.Write([]byte("hinit: a line\n")); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int64{path + ".1": ttyLogMax, path: int64(len("hinit: a line\n"))} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() != want {
+			t.Errorf("%s: %d bytes, want %d", filepath.Base(name), fi.Size(), want)
+		}
+	}
+}
