@@ -351,6 +351,10 @@ func (h *hinit) loop() int {
 			case sig == h.opts.pdeath && h.parentGone():
 				begin("hinit's parent died ("+name+")", false) // main gets TERM too
 			}
+		case s := <-h.reaper.Stops():
+			if s.PID == h.main.pid {
+				h.mainStopped(s.Signal)
+			}
 		case st := <-mainDone:
 			mainDone = nil
 			h.mainStatus = &st

@@ -96,7 +96,7 @@ func writeAttr(b *strings.Builder, a slog.Attr) {
 // The services' console copies have the same rule in their own queues.
 func (h *hinit) setupOutput() {
 	level, err := h.opts.logLevel(os.Getenv("HINIT_LOG_LEVEL"), h.set.bare)
-	h.tty = isControllingTerminal(0)
+	h.tty = holdsForeground(0)
 	if h.tty {
 		h.ttyModes = terminalModes(0)
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/account"
+	"hinit/childsig"
 	"hinit/config"
 	"hinit/launch"
 	"hinit/reaper"
@@ -93,7 +94,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		// no /bin/sh to run it: main's own error says what is wrong
 	}
 	if err != nil {
-		h.giveBackTerminal()
+		h.restoreTerminal() // the child made its group the foreground before its exec failed
 		return nil, prog.StartError(cmd, err)
 	}
 	return &mainProc{argv: argv, pid: pid, done: done}, nil
@@ -206,13 +207,24 @@ func waitForSize(fd int, max time.Duration) {
 }
 
 // restoreTerminal puts back the terminal as hinit found it, once main has
-// exited: its owner (giveBackTerminal) and its modes. A TUI killed in raw
-// mode leaves no echo and no \r before \n, and hinit's held-back lines
-// would run down the screen as a staircase; a shell does the same for a
-// job killed in the foreground. hinit ignores SIGTTOU, so this works from
-// outside the foreground group.
+// exited: its owner (giveBackTerminal), its foreground group and its
+// modes. Main's group is gone, and whoever reads the terminal next in
+// hinit's session would get EIO (`hinit -- true; read x` in a script), or
+// be stopped (a shell's job). A TUI killed in raw mode leaves no echo and
+// no \r before \n, and hinit's held-back lines would run down the screen
+// as a staircase; a shell does the same for a job killed in the
+// foreground. hinit ignores SIGTTOU, so this works from outside the
+// foreground group.
 func (h *hinit) restoreTerminal() {
 	h.giveBackTerminal()
+	if !h.tty {
+		return
+	}
+	if !holdsForeground(0) {
+		if err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp()); err != nil {
+			h.log.Debug("terminal's foreground not taken back", "err", err)
+		}
+	}
 	if h.ttyModes == nil {
 		return
 	}
@@ -273,11 +285,47 @@ func isTerminal(fd int) bool {
 	return err == nil
 }
 
-// isControllingTerminal reports whether fd is hinit's controlling
-// terminal, the one whose foreground main can be given: tcgetpgrp fails
-// with ENOTTY on any other (hinit started by setsid, a terminal handed in
-// from another session), where tini goes on without the handoff.
-func isControllingTerminal(fd int) bool {
-	_, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
-	return err == nil
+// holdsForeground reports whether fd is hinit's controlling terminal and
+// hinit's process group its foreground: a terminal whose foreground main
+// can be given. tcgetpgrp fails with ENOTTY on any other terminal (hinit
+// started by setsid, a terminal handed in from another session), where
+// tini goes on without the handoff; and a background job (`hinit -- cmd &`
+// in an interactive shell) must not take the terminal from the shell,
+// which then read EIO and exited.
+func holdsForeground(fd int) bool {
+	pg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP)
+	return err == nil && pg == unix.Getpgrp()
+}
+
+// mainStopped answers a stop of main by SIGTSTP while main has the
+// terminal: a Ctrl-Z. As PID 1 nothing could continue main, and the
+// terminal stayed dead until a docker kill: main is continued at once,
+// and the Ctrl-Z does what it does to a program that is PID 1 itself,
+// nothing. Otherwise hinit stops itself too, as sudo does, so that the
+// shell that started it sees its job stopped; once the shell continues it
+// with the terminal (fg), main gets the terminal back with its modes as
+// they were, and SIGCONT (`bg`: SIGCONT alone). A process group no shell
+// watches (orphaned) is not stopped by SIGTSTP: main goes on at once, as
+// under PID 1. A stop by another signal (SIGSTOP, a read from the
+// background) is left as it is; so is any stop without a terminal, which
+// only kill(1) can have sent.
+func (h *hinit) mainStopped(sig syscall.Signal) {
+	if !h.tty || sig != syscall.SIGTSTP || h.mainStatus != nil {
+		return
+	}
+	if !h.isPID1 {
+		modes := terminalModes(0)
+		if err := childsig.SuspendSelf(); err != nil {
+			h.log.Debug("main stopped, hinit not", "err", err)
+		}
+		if holdsForeground(0) {
+			if modes != nil {
+				unix.IoctlSetTermios(0, unix.TCSETS, modes)
+			}
+			if err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, h.main.pid); err != nil {
+				h.log.Debug("terminal not given back to main", "err", err)
+			}
+		}
+	}
+	h.resumeMain()
 }

@@ -497,3 +497,101 @@ func TestHookOutputThroughAPipe(t *testing.T) {
 		}
 	}
 }
+
+// A hinit started in the background of a job-control shell (`hinit --
+// cmd &`) leaves the terminal to the shell: it is not main's to take.
+// Before, main was made the foreground from the background, and the
+// shell's next read failed (an interactive bash exited).
+func TestBackgroundHinitLeavesTheTerminal(t *testing.T) {
+	ptmx, tty, out, copied := openTerminal(t)
+	started := filepath.Join(testprog.PublicDir(t), "started")
+	// (a builtin loop: a sleep would be a foreground job, after which the
+	// shell takes the terminal back)
+	script := fmt.Sprintf(`set -m; "$@" & until [ -e %s ]; do :; done; if read -r x; then echo "GOT=$x"; else echo LOST; fi; kill %%1; wait`, started)
+	p := startInit(t, initOpts{bare: true, tty: tty, notPID1: true, wrap: []string{"/bin/bash", "-c", script, "sh"},
+		args: []string{"/bin/sh", "-c", fmt.Sprintf("touch %s; exec sleep 30", started)}})
+	tty.Close()
+	testprog.WaitFor(t, 10*time.Second, "main started", func() bool { _, err := os.Stat(started); return err == nil })
+	ptmx.Write([]byte("typed\r"))
+	p.wait(15 * time.Second)
+	<-copied
+	if s := out.String(); !strings.Contains(s, "GOT=typed") {
+		t.Errorf("the terminal: %q; want the shell to read GOT=typed", s)
+	}
+}
+
+// After main, the terminal's foreground is hinit's group again, whoever
+// started hinit reads it next (`hinit -- true; read x` in a script), also
+// when main could not be executed. Before, it stayed with main's group,
+// gone, and the script's read failed with EIO.
+func TestForegroundGivenBack(t *testing.T) {
+	for _, main := range []string{"/bin/true", "/nonexistent/main"} {
+		t.Run(filepath.Base(main), func(t *testing.T) {
+			ptmx, tty, out, copied := openTerminal(t)
+			p := startInit(t, initOpts{bare: true, tty: tty, notPID1: true,
+				wrap: []string{"/bin/sh", "-c", `"$@"; echo READY; if read -r x; then echo "GOT=$x"; else echo NO-TERMINAL; fi`, "sh"},
+				args: []string{main}})
+			tty.Close()
+			testprog.WaitFor(t, 10*time.Second, "READY", func() bool { return strings.Contains(out.String(), "READY") })
+			ptmx.Write([]byte("typed\r"))
+			p.wait(15 * time.Second)
+			<-copied
+			if s := out.String(); !strings.Contains(s, "GOT=typed") {
+				t.Errorf("the terminal: %q; want the script to read GOT=typed", s)
+			}
+		})
+	}
+}
+
+// A Ctrl-Z that stops main as PID 1 (docker run -it IMAGE cat) is undone:
+// nothing above could continue main. Before, main stayed stopped, and the
+// terminal with it, until a docker kill.
+func TestCtrlZAsPID1(t *testing.T) {
+	ptmx, tty, out, copied := openTerminal(t)
+	p := startInit(t, initOpts{bare: true, tty: tty, args: []string{"/bin/cat"}})
+	tty.Close()
+	typed := func(s string) {
+		ptmx.Write([]byte(s + "\r"))
+		testprog.WaitFor(t, 10*time.Second, "cat's copy of "+s, func() bool {
+			return strings.Contains(out.String(), s+"\r\n"+s+"\r\n") // the echo, then cat's
+		})
+	}
+	typed("abc")
+	ptmx.Write([]byte{0x1a}) // Ctrl-Z
+	typed("def")
+	ptmx.Write([]byte{0x04}) // Ctrl-D: cat reads its end
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Errorf("exit %d, want cat's 0", code)
+	}
+	<-copied
+}
+
+// A Ctrl-Z that stops main under a job-control shell stops hinit too, as
+// sudo does: the shell sees its job stopped, and its fg gives main the
+// terminal back. Before, hinit went on: the shell never saw a stop, and the
+// terminal was dead.
+func TestCtrlZWithAShellAbove(t *testing.T) {
+	ptmx, tty, out, copied := openTerminal(t)
+	p := startInit(t, initOpts{bare: true, tty: tty, notPID1: true,
+		wrap: []string{"/bin/bash", "-c", `set -m; "$@"; echo "stopped=$?"; fg >/dev/null; echo "rc=$?"`, "sh"},
+		args: []string{"/bin/cat"}})
+	tty.Close()
+	typed := func(s string) {
+		ptmx.Write([]byte(s + "\r"))
+		testprog.WaitFor(t, 10*time.Second, "cat's copy of "+s, func() bool {
+			return strings.Contains(out.String(), s+"\r\n"+s+"\r\n")
+		})
+	}
+	typed("abc")
+	ptmx.Write([]byte{0x1a})
+	testprog.WaitFor(t, 10*time.Second, "the shell to see its job stopped", func() bool {
+		return strings.Contains(out.String(), "stopped=148")
+	})
+	typed("def")
+	ptmx.Write([]byte{0x04})
+	p.wait(15 * time.Second)
+	<-copied
+	if s := out.String(); !strings.HasSuffix(s, "rc=0\r\n") {
+		t.Errorf("the terminal: %q; want fg's rc=0 last", s)
+	}
+}

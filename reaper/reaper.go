@@ -48,11 +48,18 @@ func (s Status) ExitStatus() int {
 	return s.Code
 }
 
+// Stop says a registered child was stopped, and by which signal.
+type Stop struct {
+	PID    int
+	Signal syscall.Signal
+}
+
 // Reaper reaps every child of this process and hands each registered
 // child's status to whoever started it.
 type Reaper struct {
 	log     *slog.Logger
 	sigchld chan os.Signal
+	stops   chan Stop // registered children stopped (Stops)
 	orphans atomic.Uint64
 
 	mu         sync.Mutex
@@ -75,6 +82,7 @@ func New(log *slog.Logger) *Reaper {
 		inherited: sealInherited(log),
 		log:       log,
 		sigchld:   make(chan os.Signal, 1),
+		stops:     make(chan Stop, 16),
 		waiting:   make(map[int]chan Status),
 		idle:      make(chan struct{}),
 	}
@@ -311,10 +319,15 @@ func (r *Reaper) Run(ctx context.Context) {
 	}
 }
 
-// reap collects every child that has exited by now. Run calls it on
-// SIGCHLD; shutdown may call it directly. Statuses are handed out after
-// the collection, so that whoever gets the last child's status already
-// finds Idle closed.
+// Stops delivers each stop of a registered child, from the wait4 that
+// reaps (WUNTRACED): a terminal's Ctrl-Z stopped main, say. A stop that
+// finds 16 undelivered is dropped, with a debug line.
+func (r *Reaper) Stops() <-chan Stop { return r.stops }
+
+// reap collects every child that has exited or stopped by now. Run calls
+// it on SIGCHLD; shutdown may call it directly. Statuses are handed out
+// after the collection, so that whoever gets the last child's status
+// already finds Idle closed.
 func (r *Reaper) reap() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -330,7 +343,7 @@ func (r *Reaper) reap() {
 	}()
 	for {
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
 		if err == unix.EINTR {
 			continue
 		}
@@ -358,13 +371,20 @@ func (r *Reaper) markIdle() {
 	}
 }
 
-// deliver hands a status to the process's owner, or counts an orphan.
-// Caller holds mu.
+// deliver hands a status to the process's owner, or counts an orphan; a
+// registered child's stop goes to Stops. Caller holds mu.
 func (r *Reaper) deliver(pid int, ws unix.WaitStatus) {
-	if !ws.Exited() && !ws.Signaled() {
-		return // stopped or continued: not an exit (we never ask for those)
-	}
 	done, ok := r.waiting[pid]
+	if ws.Stopped() && ok {
+		select {
+		case r.stops <- Stop{PID: pid, Signal: ws.StopSignal()}:
+		default:
+			r.log.Debug("stop of a child not delivered: too many undelivered", "pid", pid)
+		}
+	}
+	if !ws.Exited() && !ws.Signaled() {
+		return // stopped: not an exit
+	}
 	if !ok {
 		r.orphans.Add(1)
 		if r.warn.Load() {

@@ -92,6 +92,38 @@ func TestSignalledStatus(t *testing.T) {
 	}
 }
 
+// A registered child's stop reaches Stops, with its signal, each time;
+// its exit still reaches its own channel, once. Before, stops were never
+// asked for (no WUNTRACED): a main stopped by a terminal's Ctrl-Z went
+// unnoticed.
+func TestStopsReported(t *testing.T) {
+	r := newReaper(t)
+	pid, done := start(t, r, "sleep", "30s")
+	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP} {
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case s := <-r.Stops():
+			if s != (Stop{PID: pid, Signal: sig}) {
+				t.Errorf("stop %+v, want pid %d by %v", s, pid, sig)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no stop reported for %v", sig)
+		}
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	if st := recv(t, done); st.Signal != syscall.SIGKILL {
+		t.Errorf("exit %+v, want SIGKILL", st)
+	}
+	select {
+	case s := <-r.Stops():
+		t.Errorf("a stop reported after the exit: %+v", s)
+	default:
+	}
+}
+
 // go-reaper#2/#11: with a wait4(-1) loop running, twenty registered
 // children with distinct codes must each get their own status while
 // hundreds of orphans are reaped around them.
