@@ -189,8 +189,10 @@ const closeWait = 5 * time.Second
 // flushGrace is how long past the shutdown's deadline a stopped service's
 // logs may take to write their last lines: those of a process killed at
 // the deadline, which a healthy disk writes in milliseconds (a log holds
-// at most its queue's 512 KiB and the pipe's 64 KiB).
-const flushGrace = 500 * time.Millisecond
+// at most its queue's 512 KiB and the pipe's 64 KiB). A console still
+// behind then gives up, and the log file gets svclog's forcedWait more:
+// half a second past the deadline in all, half of shutdownMargin.
+const flushGrace = 250 * time.Millisecond
 
 // closeLogs flushes and closes every log of the service once its processes
 // are gone, for at most closeWait, and for the container's shutdown never
@@ -204,8 +206,11 @@ func (r *runner) closeLogs() {
 	ctx, cancel := context.WithDeadline(context.Background(), by)
 	defer cancel()
 	for _, l := range append(r.retired, r.log) {
-		if l != nil && l.Close(ctx) != nil {
-			r.deps.Log.Warn("log not flushed in time: what it still held is lost", "svc", r.name)
+		if l == nil {
+			continue
+		}
+		if err := l.Close(ctx); err != nil {
+			r.deps.Log.Warn("log not flushed in time: what it still held is lost", "svc", r.name, "err", err)
 		}
 	}
 }

@@ -252,11 +252,18 @@ func (w *fileWriter) failed(err error) {
 
 // openCurrent opens current for appending, relative to the dir; it runs as
 // the owner. A FIFO, a symlink or a file with other hard links planted as
-// current is refused: root must not write into someone else's file.
+// current is refused: root must not write into someone else's file. A
+// current that ends mid-line (an earlier boot's write cut short by a full
+// disk or a kill) gets its newline before the next line: it is opened for
+// reading too, to see its last byte, or for writing only when its owner
+// made it so.
 func (w *fileWriter) openCurrent() error {
 	path := filepath.Join(w.dir, currentName)
-	fd, err := unix.Openat(int(w.d.Fd()), currentName,
-		unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, filePerm)
+	flags := unix.O_APPEND | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	fd, err := unix.Openat(int(w.d.Fd()), currentName, unix.O_RDWR|flags, filePerm)
+	if err == unix.EACCES {
+		fd, err = unix.Openat(int(w.d.Fd()), currentName, unix.O_WRONLY|flags, filePerm)
+	}
 	if err == unix.ELOOP {
 		err = asuser.ErrSymlink
 	}
@@ -273,7 +280,13 @@ func (w *fileWriter) openCurrent() error {
 		f.Close()
 		return fmt.Errorf("open %s: not a regular file with one link (mode %o, %d links): refused", path, st.Mode, st.Nlink)
 	}
-	w.f, w.curID, w.size, w.partial = f, fileID{st.Dev, st.Ino}, st.Size, false
+	partial := false
+	if st.Size > 0 {
+		var last [1]byte
+		n, _ := unix.Pread(fd, last[:], st.Size-1) // EBADF when opened for writing only
+		partial = n == 1 && last[0] != '\n'
+	}
+	w.f, w.curID, w.size, w.partial = f, fileID{st.Dev, st.Ino}, st.Size, partial
 	return nil
 }
 

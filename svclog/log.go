@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -199,12 +200,20 @@ func (l *Log) woken(s *splitter) bool {
 	return true
 }
 
+// forcedWait bounds how long a Close past its ctx waits for the log file
+// to take what the pipe and the reader still hold: at most the file's
+// queue and a pipe's worth, milliseconds for a disk that works.
+const forcedWait = 250 * time.Millisecond
+
 // Close closes hinit's copy of the write end and waits until every process
 // holding the other copies (instances, their children) has closed it, and
 // every line read has been written, the last unterminated one included. When
 // ctx ends first, reading stops once what is already in the pipe is read,
-// those lines keep being written in the background, and Close returns ctx's
-// error.
+// and the console gives up: what it has not taken is lost to it, so that
+// it no longer holds back the file, for which Close waits forcedWait more
+// (a shutdown's deadline must not cost the log file lines because the
+// console was slow). Close then returns an error that says which outputs
+// did not finish; they go on in the background while the process lives.
 func (l *Log) Close(ctx context.Context) error {
 	l.closeW.Do(func() { l.w.Close() })
 	select {
@@ -217,8 +226,36 @@ func (l *Log) Close(ctx context.Context) error {
 		default:
 		}
 		l.stopped.Store(true)
+		for _, o := range l.outs {
+			if o.kind != "file" {
+				o.q.giveUp()
+			}
+		}
 		l.r.SetReadDeadline(time.Unix(1, 0))
-		return fmt.Errorf("close log %s: %w", l.opts.Name, context.Cause(ctx))
+		t := time.NewTimer(forcedWait)
+		defer t.Stop()
+	files:
+		for _, o := range l.outs {
+			if o.kind == "file" {
+				select {
+				case <-o.done:
+				case <-t.C:
+					break files
+				}
+			}
+		}
+		var behind []string
+		for _, o := range l.outs {
+			select {
+			case <-o.done:
+			default:
+				behind = append(behind, o.kind)
+			}
+		}
+		if len(behind) == 0 {
+			return nil
+		}
+		return fmt.Errorf("close log %s: %w: the %s did not get the last lines", l.opts.Name, context.Cause(ctx), strings.Join(behind, " and the "))
 	}
 }
 

@@ -2,6 +2,7 @@ package svclog
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -345,5 +346,56 @@ func TestLossReportedWhenNoLineFollows(t *testing.T) {
 	if got := texts(readEntries(t, l.Path())); !slices.Equal(got, want) || file.lost.Load() != 0 {
 		t.Fatalf("the file holds %d lines ending %q; want %d ending %q, none lost",
 			len(got), got[max(0, len(got)-2):], len(want), want[len(want)-1])
+	}
+}
+
+// A Close past its ctx (the shutdown's deadline) still writes to the file
+// what the pipe and the reader hold: the console gives up then, and no
+// longer holds the reader back. Before, the reader stayed waiting on the
+// console's full queue, Close returned, and PID 1 exited with those lines
+// never written to a healthy disk (a review: 40 flooding services killed
+// at the deadline, 100,000 file lines lost).
+func TestForcedCloseWritesTheFile(t *testing.T) {
+	defer func(d time.Duration) { stallWait = d }(stallWait)
+	stallWait = time.Hour // a console that is slow, not stalled: the reader waits for it
+	gate := make(chan struct{})
+	defer close(gate) // the console moves again, before newLog's cleanup closes the log
+	console := writerFunc(func(p []byte) (int, error) { <-gate; return len(p), nil })
+	l := newLog(t, Options{Name: "x", Dir: t.TempDir(), MaxSize: 100 << 20, Console: console})
+	// More than the console's queue holds, less than it, the reader's
+	// buffer and the pipe do: the producer ends.
+	const lines, width = 1900, 100
+	produce(t, l.Writer(), lines, width)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := l.Close(ctx)
+	if n := completeLines(t, l.Path()); n != lines {
+		t.Fatalf("%d lines in the file when Close returned (%v), want %d", n, err, lines)
+	}
+	if err == nil || !strings.Contains(err.Error(), "the console did not get the last lines") {
+		t.Errorf("Close: %v, want the console behind", err)
+	}
+}
+
+// writerFunc is a Console made of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A current that an earlier boot left mid-line (a write cut short by a
+// full disk, then the container stopped) gets its newline before the next
+// boot's first line. Before, that line was glued to the fragment.
+func TestCurrentLeftMidLine(t *testing.T) {
+	dir := t.TempDir()
+	const frag = "2026-01-01T00:00:00.000000Z line-175-padpa"
+	if err := os.WriteFile(filepath.Join(dir, currentName), []byte("2026-01-01T00:00:00.000000Z whole\n"+frag), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := newLog(t, Options{Dir: dir})
+	fmt.Fprintln(l.Writer(), "first of this boot")
+	closeLog(t, l)
+	want := []string{"whole", "line-175-padpa", "first of this boot"}
+	if got := texts(readEntries(t, l.Path())); !slices.Equal(got, want) {
+		t.Fatalf("log holds %q, want %q", got, want)
 	}
 }

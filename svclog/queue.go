@@ -56,6 +56,7 @@ type queue struct {
 	closed  bool          // no more pushes, guarded by mu
 	busy    bool          // a writer is running, guarded by mu
 	stalled bool          // the writer made no room for stallWait; cleared once it holds nothing; guarded by mu
+	gaveUp  bool          // push never waits again (giveUp); guarded by mu
 	rushes  int           // rushes not yet calmed: push must not wait while > 0; guarded by mu
 	room    chan struct{} // made by a waiting push, closed by release or rush; guarded by mu
 }
@@ -67,7 +68,7 @@ func (q *queue) push(l line) (ok, start bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	c := cost(l)
-	if q.size+c > q.bound() && !q.stalled {
+	if q.size+c > q.bound() && !q.stalled && !q.gaveUp {
 		q.waitRoom(c)
 	}
 	if q.size+c > q.bound() {
@@ -90,13 +91,13 @@ func (q *queue) bound() int {
 }
 
 // waitRoom waits, with q.mu held and released while waiting, until c fits
-// (a rush raises the bound) or stallWait has passed; then the writer is
-// stalled. The queue is full, so a writer is running (busy) and will
-// release.
+// (a rush raises the bound), the queue gives up, or stallWait has passed;
+// then the writer is stalled. The queue is full, so a writer is running
+// (busy) and will release.
 func (q *queue) waitRoom(c int) {
 	timer := time.NewTimer(stallWait)
 	defer timer.Stop()
-	for q.size+c > q.bound() {
+	for q.size+c > q.bound() && !q.gaveUp {
 		if q.room == nil {
 			q.room = make(chan struct{})
 		}
@@ -133,6 +134,15 @@ func (q *queue) release(c int) {
 	if q.size == 0 {
 		q.stalled = false
 	}
+	q.wake()
+}
+
+// giveUp makes push never wait for this queue's writer again: a line that
+// does not fit is refused at once, and a push waiting now stops waiting.
+func (q *queue) giveUp() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.gaveUp = true
 	q.wake()
 }
 
