@@ -143,6 +143,13 @@ func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 // request that gets through later starts nothing: the stopped services
 // refuse it.
 func (m *Manager) awaitRequest(deadline time.Time) {
+	if m.desiredMu.TryLock() {
+		// None under way: the usual case, and one a shutdown that
+		// begins at its deadline (a bare main that outlived it) must
+		// not see lost to a timer of zero.
+		m.desiredMu.Unlock()
+		return
+	}
 	done := make(chan struct{})
 	go func() {
 		m.desiredMu.Lock()

@@ -230,6 +230,16 @@ func (h *hinit) setupSignals() {
 	// Nobody reads the channel; exec resets the handler, so children get
 	// SIGPIPE at its default.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if h.isPID1 {
+		// As a namespace's init, a signal nothing catches is dropped by
+		// the kernel, as under tini: `docker kill -s ABRT` reaches
+		// nobody. These the Go runtime catches itself, and one sent by
+		// kill(2) crashed hinit, and the container with it, with a
+		// goroutine dump and exit 2. Caught, only a real fault of
+		// hinit's own still crashes it. Only SIGABRT costs a round trip.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGABRT, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL,
+			syscall.SIGSEGV, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGSTKFLT)
+	}
 	h.reaper = reaper.New(h.log)
 	h.reaper.IgnoreTTYSignals()
 	if h.opts.warnReap {

@@ -117,6 +117,11 @@ func TestShutdownTimeoutKillsEverything(t *testing.T) {
 			if want := "main outlived the shutdown timeout: killing its process group"; !strings.Contains(p.stderr.String(), want) {
 				t.Errorf("stderr %q, want %q", p.stderr, want)
 			}
+			// No gateway request was under way: the shutdown, begun at
+			// the deadline in the bare mode, used to say one was.
+			if s := p.stderr.String(); strings.Contains(s, "gateway request") {
+				t.Errorf("stderr %q, want no word of a gateway request", s)
+			}
 		})
 	}
 }

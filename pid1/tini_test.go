@@ -312,6 +312,29 @@ func TestTiniForwardsStopSignals(t *testing.T) {
 	p.signal(syscall.SIGKILL)
 }
 
+// A fault signal sent with kill(2) to PID 1 (`docker kill -s ABRT`) is
+// dropped, as the kernel drops it for tini, which catches none of them:
+// main runs on. Before, the Go runtime's own handler took it for a crash of
+// hinit's: a goroutine dump, exit 2, and the container gone.
+func TestFaultSignalsSentToPID1(t *testing.T) {
+	p := startInit(t, initOpts{as: "tini", bare: true,
+		args: []string{"/bin/bash", "-c", "trap 'exit 6' TERM; trap 'echo got' USR1; echo ready; while :; do sleep 0.05; done"}})
+	p.waitOutput("ready", false)
+	for _, s := range []syscall.Signal{syscall.SIGABRT, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL,
+		syscall.SIGSEGV, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGSTKFLT} {
+		p.signal(s)
+	}
+	p.signal(syscall.SIGUSR1)
+	p.waitOutput("got", false)
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 6 {
+		t.Errorf("exit %d, want main's 6", code)
+	}
+	if s := p.stderr.String(); s != "" {
+		t.Errorf("stderr %q, want nothing", s)
+	}
+}
+
 // A SIGINT hinit inherited ignored (nohup, a background job of a script) is
 // forwarded as tini forwards it (it blocks what it forwards, and the kernel
 // keeps a blocked signal whatever its disposition), and starts no shutdown:
