@@ -257,8 +257,14 @@ func EnvList(m map[string]string) []string {
 // ErrNotFound is returned when a command is not on PATH.
 var ErrNotFound = errors.New("executable file not found in $PATH")
 
-// LookPath finds file on the PATH of env (the program's, not hinit's).
+// LookPath finds file on the PATH of env (the program's, not hinit's). An
+// empty name is found nowhere (127, as execvp says): joined to a PATH dir
+// it named the dir itself, 126 "permission denied" (`tini -- "$CMD"` with
+// CMD empty).
 func LookPath(file string, env map[string]string) (string, error) {
+	if file == "" {
+		return "", fmt.Errorf("%q: %w", file, ErrNotFound)
+	}
 	if strings.Contains(file, "/") {
 		return file, nil
 	}

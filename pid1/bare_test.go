@@ -93,6 +93,7 @@ func TestTiniCommandLine(t *testing.T) {
 		{nil, 1, "tini: no program given"},
 		{[]string{"-s", "--", "/no/such/program"}, 127, "hinit: error: main: "},
 		{[]string{"-s", "-e", "127", "--", "/no/such/program"}, 0, ""},
+		{[]string{"-s", "--", ""}, 127, "hinit: error: main: \"\": executable file not found in $PATH"}, // was 126: the first PATH dir
 	}
 	for _, tt := range tests {
 		cmd := exec.Command(link, tt.args...)
