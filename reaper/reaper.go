@@ -404,6 +404,10 @@ func (r *Reaper) deliver(pid int, ws unix.WaitStatus) {
 	done <- st // buffered: never blocks
 }
 
+// probeFDs is the last descriptor asked for when /proc cannot list them:
+// main is given none past launch.MaxFD, 1023, anyway.
+const probeFDs = 1023
+
 // Inherited are the descriptors from 3 up that hinit was started with and
 // that an exec would have kept (podman's --preserve-fds, socket
 // activation, `tini -- app 3<file`): sealed from every child, they are
@@ -412,20 +416,26 @@ func (r *Reaper) Inherited() []int { return r.inherited }
 
 // sealInherited sets FD_CLOEXEC on every descriptor from 3 up and returns
 // those that did not have it. Descriptors Go opens are close-on-exec
-// already; inherited ones are not. Without /proc (where hinit is not a
-// container's init) none are listed, and all are sealed still.
+// already; inherited ones are not. Without /proc (a chroot, bwrap: where
+// hinit is not a container's init) each number up to probeFDs is asked
+// instead; they were sealed unlisted, and main never got them.
 func sealInherited(log *slog.Logger) []int {
 	var open []int
+	inherited := func(fd int) {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			open = append(open, fd)
+		}
+	}
 	ents, listErr := os.ReadDir("/proc/self/fd") // its own dir fd is close-on-exec, and closed again
 	if listErr == nil {
 		for _, e := range ents {
-			fd, err := strconv.Atoi(e.Name())
-			if err != nil || fd < 3 {
-				continue
+			if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= 3 {
+				inherited(fd)
 			}
-			if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
-				open = append(open, fd)
-			}
+		}
+	} else {
+		for fd := 3; fd <= probeFDs; fd++ {
+			inherited(fd)
 		}
 	}
 	slices.Sort(open) // listed by name

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +22,9 @@ import (
 
 func TestMain(m *testing.M) {
 	testprog.Main()
+	if os.Getenv("REAPER_TEST_SEAL_WITHOUT_PROC") != "" {
+		os.Exit(sealWithoutProc())
+	}
 	// The reaper collects every child of this process, so the tests use it
 	// for all of theirs; as a subreaper it also collects orphans.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -122,6 +126,57 @@ func TestStopsReported(t *testing.T) {
 		t.Errorf("a stop reported after the exit: %+v", s)
 	default:
 	}
+}
+
+// Without /proc (a chroot, bwrap) the descriptors hinit inherited are
+// still listed, for main: each number is asked. Before, none were listed,
+// all were sealed all the same, and main never got them (`tini -s -- sh -c
+// 'echo x >&3' 3>out` wrote nothing).
+func TestInheritedWithoutProc(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a mount namespace needs root")
+	}
+	var files []*os.File
+	for range 2 {
+		f, err := os.CreateTemp(t.TempDir(), "fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		files = append(files, f)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "REAPER_TEST_SEAL_WITHOUT_PROC=1")
+	cmd.ExtraFiles = files // 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	// (and what the test itself was started with, beyond 4)
+	if s := string(out); !strings.HasPrefix(s, "[3 4]") && !strings.HasPrefix(s, "[3 4 ") {
+		t.Errorf("listed %q without /proc, want 3 and 4 first", out)
+	}
+}
+
+// sealWithoutProc, in a mount namespace of its own, unmounts /proc and
+// prints what sealInherited lists.
+func sealWithoutProc() int {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		fmt.Println("private mounts:", err)
+		return 1
+	}
+	for {
+		if _, err := os.ReadDir("/proc/self/fd"); err != nil {
+			break
+		}
+		if err := unix.Unmount("/proc", unix.MNT_DETACH); err != nil {
+			fmt.Println("unmount /proc:", err)
+			return 1
+		}
+	}
+	fmt.Println(sealInherited(slog.New(slog.DiscardHandler)))
+	return 0
 }
 
 // go-reaper#2/#11: with a wait4(-1) loop running, twenty registered
