@@ -188,22 +188,3 @@ func SetTTY(ignored Set) (restore func(), err error) {
 	}
 	return undo, nil
 }
-
-// SuspendSelf stops this process as a SIGTSTP at its default would, and
-// returns once it is continued: a job-control shell above sees its job
-// stopped, and its fg continues it. Where that signal stops nothing (PID 1
-// of a namespace; a process group that is orphaned, with no shell above to
-// continue it) it returns at once. hinit catches SIGTSTP, so that no Ctrl-Z
-// stops it unasked: the default is set for this one signal, sent to this
-// thread (a stop then happens before the call returns), and the handler
-// put back, as SetTTY does, past the runtime.
-func SuspendSelf() error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var dfl, old sigaction
-	if e := rtSigaction(syscall.SIGTSTP, &dfl, &old); e != 0 {
-		return e
-	}
-	defer rtSigaction(syscall.SIGTSTP, &old, nil)
-	return unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGTSTP)
-}

@@ -28,7 +28,3 @@ func SetTTY(Set) (restore func(), err error) {
 	signal.Notify(ttyNotes, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
 	return func() { signal.Ignore(syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU) }, nil
 }
-
-// SuspendSelf stops this process with SIGTSTP at its default, where the
-// kernel's struct sigaction is known: elsewhere it does nothing.
-func SuspendSelf() error { return nil }

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/account"
-	"hinit/childsig"
 	"hinit/config"
 	"hinit/launch"
 	"hinit/reaper"
@@ -298,34 +297,17 @@ func holdsForeground(fd int) bool {
 }
 
 // mainStopped answers a stop of main by SIGTSTP while main has the
-// terminal: a Ctrl-Z. As PID 1 nothing could continue main, and the
-// terminal stayed dead until a docker kill: main is continued at once,
-// and the Ctrl-Z does what it does to a program that is PID 1 itself,
-// nothing. Otherwise hinit stops itself too, as sudo does, so that the
-// shell that started it sees its job stopped; once the shell continues it
-// with the terminal (fg), main gets the terminal back with its modes as
-// they were, and SIGCONT (`bg`: SIGCONT alone). A process group no shell
-// watches (orphaned) is not stopped by SIGTSTP: main goes on at once, as
-// under PID 1. A stop by another signal (SIGSTOP, a read from the
-// background) is left as it is; so is any stop without a terminal, which
-// only kill(1) can have sent.
+// terminal, a Ctrl-Z: main is continued at once. Nothing else would
+// continue it: as PID 1 (docker run -it IMAGE cat) the terminal stayed
+// dead until a docker kill, and an init above hinit (docker run --init)
+// or a shell waiting for hinit, not for main, never sees main stop. The
+// Ctrl-Z does what it does to a program that is PID 1 itself, nothing.
+// A stop by another signal (SIGSTOP, a read from the background) is left
+// as it is: continuing a background reader would only stop it again, a
+// loop; so is any stop without a terminal, which only kill(1) can have
+// sent.
 func (h *hinit) mainStopped(sig syscall.Signal) {
-	if !h.tty || sig != syscall.SIGTSTP || h.mainStatus != nil {
-		return
+	if h.tty && sig == syscall.SIGTSTP {
+		h.resumeMain()
 	}
-	if !h.isPID1 {
-		modes := terminalModes(0)
-		if err := childsig.SuspendSelf(); err != nil {
-			h.log.Debug("main stopped, hinit not", "err", err)
-		}
-		if holdsForeground(0) {
-			if modes != nil {
-				unix.IoctlSetTermios(0, unix.TCSETS, modes)
-			}
-			if err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, h.main.pid); err != nil {
-				h.log.Debug("terminal not given back to main", "err", err)
-			}
-		}
-	}
-	h.resumeMain()
 }
