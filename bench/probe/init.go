@@ -8,14 +8,15 @@ import (
 )
 
 // goInit is the bare scenario's floor: the least a Go PID 1 does to run
-// argv as tini does. It catches what hinit catches in its bare mode
-// without a terminal, each signal a round trip to the Go runtime's signal
-// thread: the eight signals it forwards (TERM, INT, QUIT, HUP, USR1,
-// USR2, PWR, SIGRTMIN+3), SIGWINCH, SIGCHLD, SIGPIPE (so that a write to a
-// broken stderr is an EPIPE) and SIGTSTP (so that a Ctrl-Z does not stop
-// an init that is not PID 1). It forks and execs argv, forwards to it
-// every signal but those last three, reaps every child, and exits with
-// argv's status once it is reaped.
+// argv as tini does. It catches what hinit catches in its bare mode as PID
+// 1 without a terminal, each signal with the Go runtime's _SigNotify flag
+// a round trip to its signal thread: the eight signals it forwards (TERM,
+// INT, QUIT, HUP, USR1, USR2, PWR, SIGRTMIN+3), SIGWINCH, SIGCHLD, SIGPIPE
+// (so that a write to a broken stderr is an EPIPE), SIGTSTP (so that a
+// Ctrl-Z does not stop an init that is not PID 1) and the fault signals
+// someone may send (ABRT the one round trip among them). It forks and
+// execs argv, forwards to it the first eight and SIGWINCH, reaps every
+// child, and exits with argv's status once it is reaped.
 func goInit(argv []string) int {
 	argv, ok := command("init", argv)
 	if !ok {
@@ -24,7 +25,8 @@ func goInit(argv []string) int {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGHUP,
 		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPWR, syscall.Signal(37), syscall.SIGWINCH, syscall.SIGCHLD)
-	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE, syscall.SIGTSTP) // caught, never read
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGABRT, syscall.SIGBUS, // caught, never read
+		syscall.SIGFPE, syscall.SIGILL, syscall.SIGSEGV, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGSTKFLT)
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "probe: init: start %s: %v\n", argv[0], err)
