@@ -10,11 +10,33 @@ import (
 
 	"hinit/config"
 	"hinit/reaper"
+	"hinit/signame"
 )
 
-// exited handles the end of the running instance.
+// exited handles the end of the running instance. When it had its stop
+// signal and left processes in its group (the program a shell string ran,
+// the workers of a master), those get the stop signal too, and the rest of
+// the stop timeout before the group's SIGKILL (timerKill, still armed): the
+// instance is done once its group is empty. They got the SIGKILL at once,
+// so a shell string's program never saw its stop signal.
 func (r *runner) exited(st reaper.Status) {
 	p := r.proc
+	if r.state == StateStopping && !p.lingering && groupAlive(p.pid) {
+		sig, _ := signame.Parse(p.def.Stop.Signal)
+		if sig == 0 {
+			sig = syscall.SIGTERM
+		}
+		signalGroup(p.pid, sig)
+		signalGroup(p.pid, syscall.SIGCONT)
+		p.lingering = true
+		until := time.Now().Add(p.def.Stop.Timeout)
+		if r.timerFor == timerKill {
+			until = r.timerAt
+		}
+		p.done = lingerUntilEmpty(p.pid, st, until.Add(lingerAfterKill))
+		r.set(StateStopping, "exited; what it left in its process group got "+unix.SignalName(sig))
+		return
+	}
 	r.proc = nil
 	p.cancel()
 	signalGroup(p.pid, syscall.SIGKILL) // whatever it left in its process group
@@ -34,6 +56,36 @@ func (r *runner) exited(st reaper.Status) {
 		return // settle runs once the finish program has ended
 	}
 	r.settle(p, false, stopping)
+}
+
+// lingerPoll is how often the process group a stopping service's process
+// left is looked at: the kernel tells of a child's exit, not of a group's
+// end, and the group's processes may be anyone's children. A stop only:
+// nothing polls while services run.
+const lingerPoll = 20 * time.Millisecond
+
+// lingerAfterKill bounds the wait past the group's SIGKILL: a zombie whose
+// parent never reaps it stays in the group for good.
+const lingerAfterKill = time.Second
+
+// groupAlive reports whether a process is left in the group pgid.
+func groupAlive(pgid int) bool {
+	return syscall.Kill(-pgid, 0) != syscall.ESRCH
+}
+
+// lingerUntilEmpty delivers st once no process is left in the group pgid,
+// or at until.
+func lingerUntilEmpty(pgid int, st reaper.Status, until time.Time) <-chan reaper.Status {
+	done := make(chan reaper.Status, 1)
+	go func() {
+		t := time.NewTicker(lingerPoll)
+		defer t.Stop()
+		for groupAlive(pgid) && time.Now().Before(until) {
+			<-t.C
+		}
+		done <- st
+	}()
+	return done
 }
 
 // settle applies what follows an exit, after the finish program if any:
@@ -115,9 +167,11 @@ func (r *runner) afterExit(def *config.Service, ran time.Duration, why string, v
 // after a graceful restart), which is neither a quick failure nor a step
 // towards give_up. Only a run shorter than backoff.initial waits that long
 // first, so a program that asks for a restart before doing anything cannot
-// spin. It reports whether it handled the exit.
+// spin. The codes say how soon, not whether: a policy that does not
+// restart after ex (restart: never, say a gateway's own override of the
+// template's [75]) is not overruled. It reports whether it handled the exit.
 func (r *runner) restartNow(def *config.Service, ex *Exit, ran time.Duration, desc string) bool {
-	if ex.Signal != 0 || !slices.Contains(def.RestartNowExitCodes, ex.Code) {
+	if ex.Signal != 0 || !slices.Contains(def.RestartNowExitCodes, ex.Code) || !restartable(def, ex) {
 		return false
 	}
 	r.restarts++

@@ -227,6 +227,10 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 		r.set(r.state, "cannot stop: "+err.Error())
 		return err
 	}
+	// A process stopped (SIGSTOP, a paused service) keeps the stop signal
+	// pending until the timeout's SIGKILL: SIGCONT after it, as s6,
+	// systemd and hinit's own main get.
+	signalGroup(r.proc.pid, syscall.SIGCONT)
 	r.want = false
 	r.arm(timerKill, timeout)
 	r.set(StateStopping, fmt.Sprintf("sent SIG%s", r.proc.def.Stop.Signal))

@@ -762,3 +762,76 @@ func TestRemovedServicesStoppingAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// shellService is a service that sh runs, whose trap writes "TERM" to mark
+// and exits 0, once it has made ready. As one string (`command: "..."`),
+// /bin/sh -c forks the program (dash does not exec the last command).
+func shellService(name, prog, mark, ready string) *config.Service {
+	d := def(name, "x")
+	inner := fmt.Sprintf(`trap "echo TERM > %s; exit 0" TERM; touch %s; while :; do sleep 0.01; done`, mark, ready)
+	d.Command = []string{"/bin/sh", "-c", fmt.Sprintf(prog, inner)}
+	d.Stop.Timeout = 5 * time.Second
+	return d
+}
+
+// A service that is a shell string gets its stop signal in the program
+// the shell runs: what the stopped process leaves in its group gets the
+// signal too, and the rest of the stop timeout. Before, the shell died of
+// SIGTERM and its group got SIGKILL at once: the program never saw its
+// stop signal, and `hsvc stop`, restarts and every container shutdown
+// killed it.
+func TestShellStringGetsStopSignal(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	mark, ready := filepath.Join(dir, "mark"), filepath.Join(dir, "ready")
+	s := f.add(shellService("sh", `sh -c '%s'; :`, mark, ready), true)
+	testprog.WaitFor(t, 10*time.Second, "the program's trap", func() bool { _, err := os.Stat(ready); return err == nil })
+	start := time.Now()
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, s, StateDown)
+	if b, _ := os.ReadFile(mark); string(b) != "TERM\n" {
+		t.Errorf("the program's mark %q, want TERM: it never got its stop signal", b)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("stop took %v: the group waited for its SIGKILL", took)
+	}
+}
+
+// A stopped service (SIGSTOP: paused by someone) gets SIGCONT after its
+// stop signal, runs its handler and exits as it would. Before, the signal
+// stayed pending until the timeout's SIGKILL.
+func TestStoppedServiceContinuedToStop(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	mark, ready := filepath.Join(dir, "mark"), filepath.Join(dir, "ready")
+	d := shellService("paused", `%s`, mark, ready)
+	d.Stop.Timeout = 3 * time.Second
+	s := f.add(d, true)
+	testprog.WaitFor(t, 10*time.Second, "the trap", func() bool { _, err := os.Stat(ready); return err == nil })
+	if err := syscall.Kill(s.Status().PID, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	st := waitState(t, s, StateDown)
+	if st.LastExit == nil || st.LastExit.Signal != 0 || st.LastExit.Code != 0 {
+		t.Errorf("last exit %+v, want 0: its handler ran", st.LastExit)
+	}
+}
+
+// restart_now_exit_codes say how soon, not whether: restart: never (a
+// gateway's own override of the template's [75]) stays exited. Before, the
+// code restarted it, for ever.
+func TestRestartNowUnderRestartNever(t *testing.T) {
+	f := newFixture(t)
+	d := def("nv", "exit", "75")
+	d.Restart = config.RestartNever
+	d.RestartNowExitCodes = []int{75}
+	s := f.add(d, true)
+	if st := waitState(t, s, StateExited); st.Restarts != 0 {
+		t.Errorf("restarts %d, want 0", st.Restarts)
+	}
+}

@@ -30,6 +30,10 @@ type instance struct {
 	// requested restart, not a failure. A later one (the signal was
 	// ignored, the process crashed long after) is judged as any exit.
 	restartAsked time.Time
+	// lingering: the process exited while stopping and what it left in
+	// its process group is being waited for (exited); done then delivers
+	// its status once the group is empty.
+	lingering bool
 }
 
 // spawn starts a new instance from the current definition, expanded against
