@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -273,10 +274,7 @@ func TestSvscanctlScandir(t *testing.T) {
 	}
 	exited := make(chan struct{}) // closed once hinit has exited
 	go func() { sup.Wait(); close(exited) }()
-	defer func() {
-		sup.Process.Kill()
-		<-exited
-	}()
+	defer stopHinit(sup, exited)
 	var clientEnv []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "HINIT_SCANDIR=") {
@@ -438,6 +436,21 @@ func startHinit(t *testing.T, bin, work, yaml string) (scan string, env []string
 	if err := sup.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { sup.Process.Kill(); sup.Wait() })
+	exited := make(chan struct{})
+	go func() { sup.Wait(); close(exited) }()
+	t.Cleanup(func() { stopHinit(sup, exited) })
 	return scan, env
+}
+
+// stopHinit ends a test's hinit as docker stop would, so that it stops its
+// main and services first: a SIGKILL left them running, orphans of the
+// machine's init (five `sleep 1000` after each run). SIGKILL after 10 s.
+func stopHinit(sup *exec.Cmd, exited <-chan struct{}) {
+	sup.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		sup.Process.Kill()
+		<-exited
+	}
 }
