@@ -178,9 +178,12 @@ func (e *env) isStatic(dir string) bool {
 const defaultScandir = control.DefaultScandir
 
 // errText is err as s6 prints it: the C library's message, capitalised.
+// hinit's own messages are left as they are: they begin with a service's
+// name ("gateway-u0: ..."), which was shown as "Gateway-u0".
 func errText(err error) string {
 	s := err.Error()
-	if s == "" {
+	var errno syscall.Errno
+	if s == "" || !errors.As(err, &errno) || s != errno.Error() {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
