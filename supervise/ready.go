@@ -69,22 +69,41 @@ func awaitNewline(ctx context.Context, pr *os.File, ready chan struct{}) {
 	}
 }
 
+// The tcp probe's intervals: doubling from 10 ms to probeFastMax for the
+// first probeFastFor, when a service usually begins to listen; past that
+// on to probeSlowMax, so that a service that never listens (a port that is
+// not its own) costs PID 1 a wake-up a minute, not two a second, for as
+// long as it runs. Variables for tests only.
+var (
+	probeFastMax = 500 * time.Millisecond
+	probeFastFor = 30 * time.Second
+	probeSlowMax = time.Minute
+	probeDial    = dialTCP
+)
+
 // awaitTCP closes ready once addr accepts a connection. It probes with a
-// growing interval (10 ms up to 500 ms) until the instance ends: a probe
-// only runs while a service is starting, never when idle.
+// growing interval until the instance ends: a probe only runs while a
+// service is starting, never when it is up.
 func awaitTCP(ctx context.Context, ap netip.AddrPort, ready chan struct{}) {
+	start := time.Now()
 	wait := 10 * time.Millisecond
 	for {
-		if dialTCP(ctx, ap, time.Second) == nil {
+		if probeDial(ctx, ap, time.Second) == nil {
 			close(ready)
 			return
 		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
-		case <-time.After(wait):
+		case <-t.C:
 		}
-		wait = min(wait*2, 500*time.Millisecond)
+		limit := probeFastMax
+		if time.Since(start) >= probeFastFor {
+			limit = probeSlowMax
+		}
+		wait = min(wait*2, limit)
 	}
 }
 

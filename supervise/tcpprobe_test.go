@@ -93,3 +93,36 @@ func TestReadinessUnresolvableHost(t *testing.T) {
 		t.Errorf("reason %q", st.Reason)
 	}
 }
+
+// A tcp probe that never gets an answer slows down past probeFastFor, up
+// to probeSlowMax: a service whose port is not its own costs PID 1 a
+// wake-up a minute, not two a second for as long as it runs (a review:
+// 50 system calls a second from one such service).
+func TestTCPProbeSlowsWhenNeverReady(t *testing.T) {
+	defer func(fast, forr, slow time.Duration, dial func(context.Context, netip.AddrPort, time.Duration) error) {
+		probeFastMax, probeFastFor, probeSlowMax, probeDial = fast, forr, slow, dial
+	}(probeFastMax, probeFastFor, probeSlowMax, probeDial)
+	probeFastMax, probeFastFor, probeSlowMax = 20*time.Millisecond, 60*time.Millisecond, time.Hour
+	dials := make(chan time.Time, 64)
+	probeDial = func(context.Context, netip.AddrPort, time.Duration) error {
+		dials <- time.Now()
+		return unix.ECONNREFUSED
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go awaitTCP(ctx, netip.MustParseAddrPort("127.0.0.1:1"), make(chan struct{}))
+	// 10, 20, 20, 20 ms (the first 60 ms), then 40, 80, 160, 320: the
+	// eighth wait is sixteen times the fast bound.
+	var at []time.Time
+	for len(at) < 9 {
+		select {
+		case d := <-dials:
+			at = append(at, d)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d probes in 10 s", len(at))
+		}
+	}
+	if last := at[8].Sub(at[7]); last < 8*probeFastMax {
+		t.Errorf("the eighth wait %v, want it past %v: the probe kept its fast pace", last, 8*probeFastMax)
+	}
+}
