@@ -512,6 +512,13 @@ func TestBackgroundHinitLeavesTheTerminal(t *testing.T) {
 		args: []string{"/bin/sh", "-c", fmt.Sprintf("touch %s; exec sleep 30", started)}})
 	tty.Close()
 	testprog.WaitFor(t, 10*time.Second, "main started", func() bool { _, err := os.Stat(started); return err == nil })
+	shellReads(t, p, ptmx, out, copied)
+}
+
+// shellReads types a line on the terminal, waits for the shell that started
+// hinit to end, and checks that it read the line (its GOT=typed).
+func shellReads(t *testing.T, p *initProc, ptmx *os.File, out *testprog.Buffer, copied <-chan struct{}) {
+	t.Helper()
 	ptmx.Write([]byte("typed\r"))
 	p.wait(15 * time.Second)
 	<-copied
@@ -533,12 +540,7 @@ func TestForegroundGivenBack(t *testing.T) {
 				args: []string{main}})
 			tty.Close()
 			testprog.WaitFor(t, 10*time.Second, "READY", func() bool { return strings.Contains(out.String(), "READY") })
-			ptmx.Write([]byte("typed\r"))
-			p.wait(15 * time.Second)
-			<-copied
-			if s := out.String(); !strings.Contains(s, "GOT=typed") {
-				t.Errorf("the terminal: %q; want the script to read GOT=typed", s)
-			}
+			shellReads(t, p, ptmx, out, copied)
 		})
 	}
 }
@@ -550,12 +552,7 @@ func TestCtrlZAsPID1(t *testing.T) {
 	ptmx, tty, out, copied := openTerminal(t)
 	p := startInit(t, initOpts{bare: true, tty: tty, args: []string{"/bin/cat"}})
 	tty.Close()
-	typed := func(s string) {
-		ptmx.Write([]byte(s + "\r"))
-		testprog.WaitFor(t, 10*time.Second, "cat's copy of "+s, func() bool {
-			return strings.Contains(out.String(), s+"\r\n"+s+"\r\n") // the echo, then cat's
-		})
-	}
+	typed := func(s string) { catCopies(t, ptmx, out, s) }
 	typed("abc")
 	ptmx.Write([]byte{0x1a}) // Ctrl-Z
 	typed("def")
@@ -576,12 +573,7 @@ func TestCtrlZWithAShellAbove(t *testing.T) {
 		wrap: []string{"/bin/bash", "-c", `set -m; "$@"; echo "rc=$?"`, "sh"},
 		args: []string{"/bin/cat"}})
 	tty.Close()
-	typed := func(s string) {
-		ptmx.Write([]byte(s + "\r"))
-		testprog.WaitFor(t, 10*time.Second, "cat's copy of "+s, func() bool {
-			return strings.Contains(out.String(), s+"\r\n"+s+"\r\n")
-		})
-	}
+	typed := func(s string) { catCopies(t, ptmx, out, s) }
 	typed("abc")
 	ptmx.Write([]byte{0x1a})
 	typed("def")
@@ -591,4 +583,14 @@ func TestCtrlZWithAShellAbove(t *testing.T) {
 	if s := out.String(); !strings.HasSuffix(s, "rc=0\r\n") {
 		t.Errorf("the terminal: %q; want cat's end, rc=0, last", s)
 	}
+}
+
+// catCopies types line on the terminal and waits for cat, main, to copy
+// it: the terminal's echo, then cat's line.
+func catCopies(t *testing.T, ptmx *os.File, out *testprog.Buffer, line string) {
+	t.Helper()
+	ptmx.Write([]byte(line + "\r"))
+	testprog.WaitFor(t, 10*time.Second, "cat's copy of "+line, func() bool {
+		return strings.Contains(out.String(), line+"\r\n"+line+"\r\n")
+	})
 }
