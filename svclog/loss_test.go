@@ -362,9 +362,10 @@ func TestForcedCloseWritesTheFile(t *testing.T) {
 	defer close(gate) // the console moves again, before newLog's cleanup closes the log
 	console := writerFunc(func(p []byte) (int, error) { <-gate; return len(p), nil })
 	l := newLog(t, Options{Name: "x", Dir: t.TempDir(), MaxSize: 100 << 20, Console: console})
-	// More than the console's queue holds, less than it, the reader's
-	// buffer and the pipe do: the producer ends.
-	const lines, width = 1900, 100
+	// More than the console's queue holds (1,598 lines of 164 bytes of
+	// cost), less than it, the reader's buffer and the pipe do, a pipe of
+	// one page included: the producer ends.
+	const lines, width = 1650, 100
 	produce(t, l.Writer(), lines, width)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
