@@ -10,7 +10,6 @@ import (
 
 	"hinit/config"
 	"hinit/reaper"
-	"hinit/signame"
 )
 
 // exited handles the end of the running instance. When it had its stop
@@ -22,10 +21,7 @@ import (
 func (r *runner) exited(st reaper.Status) {
 	p := r.proc
 	if r.state == StateStopping && !p.lingering && groupAlive(p.pid) {
-		sig, _ := signame.Parse(p.def.Stop.Signal)
-		if sig == 0 {
-			sig = syscall.SIGTERM
-		}
+		sig := stopSignal(p.def)
 		signalGroup(p.pid, sig)
 		signalGroup(p.pid, syscall.SIGCONT)
 		p.lingering = true

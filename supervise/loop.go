@@ -215,10 +215,7 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	if requested {
 		r.writeMarker()
 	}
-	sig, _ := signame.Parse(r.proc.def.Stop.Signal)
-	if sig == 0 {
-		sig = syscall.SIGTERM
-	}
+	sig := stopSignal(r.proc.def)
 	r.deps.Log.Debug("stopping", "svc", r.name, "pid", r.proc.pid, "signal", sig)
 	if err := syscall.Kill(r.proc.pid, sig); err != nil && err != syscall.ESRCH {
 		err = fmt.Errorf("send SIG%s to pid %d: %w (hinit needs CAP_KILL to stop other users' processes)",
@@ -310,6 +307,14 @@ func signalProcess(pid int, sig syscall.Signal) error {
 		return fmt.Errorf("signal %v to process %d: %w", sig, pid, err)
 	}
 	return nil
+}
+
+// stopSignal is def's stop signal, SIGTERM when it names none.
+func stopSignal(def *config.Service) syscall.Signal {
+	if sig, _ := signame.Parse(def.Stop.Signal); sig != 0 {
+		return sig
+	}
+	return syscall.SIGTERM
 }
 
 func signalGroup(pid int, sig syscall.Signal) error {
