@@ -86,14 +86,16 @@ func lingerUntilEmpty(pgid int, st reaper.Status, until time.Time) <-chan reaper
 
 // settle applies what follows an exit, after the finish program if any:
 // down when stopped or asked to stay down (stayDown), else the restart
-// policy. stopping says the exit followed a stop signal.
-func (r *runner) settle(p *instance, stayDown, stopping bool) {
+// policy. asked says what comes next was asked for, not the policy's to
+// decide: the exit followed a stop signal, or a start or restart came
+// while the finish program ran (handleFinishing).
+func (r *runner) settle(p *instance, stayDown, asked bool) {
 	if stayDown {
 		r.want = false
 		r.set(StateExited, fmt.Sprintf("%s; finish exited %d: staying down", describeExit(r.lastExit), config.FinishStayDown))
 		return
 	}
-	if stopping || !r.want {
+	if asked || !r.want {
 		if r.want && !r.removing { // restart: start again at once
 			r.restarts++
 			r.spawn()

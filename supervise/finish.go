@@ -90,9 +90,9 @@ func (r *runner) finished(st reaper.Status) {
 	}
 	stay := st.Signal == 0 && st.Code == config.FinishStayDown
 	r.deps.Log.Debug("finish ended", "svc", r.name, "code", st.ExitStatus())
-	once := r.onceAfterFinish
-	r.onceAfterFinish = false
-	r.settle(f.inst, stay, f.stopping)
+	once, start := r.onceAfterFinish, r.startAfterFinish
+	r.onceAfterFinish, r.startAfterFinish = false, false
+	r.settle(f.inst, stay, f.stopping || start)
 	if once && !stay && r.proc == nil && !r.removing {
 		r.handleOnce(opStartOnce) // the one run asked for while finish ran
 	}
@@ -100,16 +100,21 @@ func (r *runner) finished(st reaper.Status) {
 
 // handleFinishing records a request that arrives while the finish program
 // runs: the want changes now, the process starts once it has ended. A
-// start for one run (-o) wants down and is remembered for then.
+// start for one run (-o) wants down and is remembered for then. A start
+// or restart begins a new streak of failures now, as at any other time,
+// and is remembered too: the exit the finish program follows came before
+// it, so it is settled as a requested restart's (at once), not weighed
+// by the restart policy and the backoff (finished).
 func (r *runner) handleFinishing(c command) error {
 	r.onceAfterFinish = c.op == opStartOnce
+	r.startAfterFinish = c.op == opStart || c.op == opRestart
 	switch c.op {
 	case opStop, opOnce, opStartOnce:
 		r.want = false
 		r.markFinal(c)
 	default: // start, restart
 		r.want = true
-		r.failures, r.starts = 0, nil
+		r.newStreak()
 	}
 	r.set(r.state, r.reason)
 	return nil

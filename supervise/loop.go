@@ -31,10 +31,12 @@ type runner struct {
 	lastExit *Exit
 	removing bool
 	fin      *finishRun // the finish program running after an exit, or nil
-	// onceAfterFinish: a start for one run (-o) came while fin ran.
-	onceAfterFinish bool
-	final           bool      // stopped for the container's shutdown: never starts again
-	finalBy         time.Time // that shutdown's deadline, which ends a finish program too
+	// onceAfterFinish: a start for one run (-o) came while fin ran;
+	// startAfterFinish: a start or restart did (handleFinishing).
+	onceAfterFinish  bool
+	startAfterFinish bool
+	final            bool      // stopped for the container's shutdown: never starts again
+	finalBy          time.Time // that shutdown's deadline, which ends a finish program too
 
 	timer    *time.Timer
 	timerFor timerKind
@@ -55,6 +57,13 @@ const (
 	timerKill              // stop timeout elapsed: SIGKILL the process group
 	timerFinish            // the finish program's timeout elapsed: SIGKILL it
 )
+
+// newStreak forgets the failures so far, on a user's start or restart:
+// the give_up count, the start times it weighs and FailingSince (which
+// hsvc check reads) begin again from the next exit.
+func (r *runner) newStreak() {
+	r.failures, r.starts, r.failing = 0, nil, time.Time{}
+}
 
 // begin puts the service in its first state: spawned when up, else down.
 // It runs before loop, in the goroutine that adds the service; the go
@@ -130,7 +139,7 @@ func (r *runner) handle(c command) error {
 		r.handleOnce(c.op)
 	case opStart:
 		r.want = true
-		r.failures, r.starts, r.failing = 0, nil, time.Time{}
+		r.newStreak()
 		if r.proc == nil {
 			r.stopTimer()
 			r.spawn()
@@ -141,7 +150,7 @@ func (r *runner) handle(c command) error {
 		r.markFinal(c)
 		return r.stop(c.requested, c.deadline)
 	case opRestart:
-		r.failures, r.starts, r.failing = 0, nil, time.Time{}
+		r.newStreak()
 		if r.proc == nil {
 			r.want = true
 			r.stopTimer()

@@ -262,3 +262,47 @@ func TestShutdownLogsLastLine(t *testing.T) {
 		}
 	}
 }
+
+// A start that comes while the finish program runs begins a new streak
+// of failures, as a start at any other time does: FailingSince, which hsvc
+// check reads, is the first exit after it. Before, the streak before the
+// start was kept, and hsvc check could fail a gateway the user had just
+// started.
+func TestStartDuringFinishBeginsANewStreak(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	fifo, runs := filepath.Join(dir, "fifo"), filepath.Join(dir, "runs")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := def("s6", "exit", "1")
+	d.Backoff = config.Backoff{Initial: 100 * time.Millisecond, Max: 100 * time.Millisecond, ResetAfter: time.Minute}
+	// The second finish, the first after a streak began, waits for the
+	// test; the others end at once.
+	d.Finish = &config.Finish{Command: []string{"/bin/sh", "-c",
+		`echo >> "$1"; [ "$(wc -l < "$1")" -ne 2 ] || read x < "$2"`, "finish", runs, fifo}, Timeout: 30 * time.Second}
+	s := f.add(d, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	old, err := s.WaitFor(ctx, func(st Status) bool { return st.Reason == "finish running" && !st.FailingSince.IsZero() })
+	if err != nil {
+		t.Fatalf("%v (%+v)", err, s.Status())
+	}
+	started := time.Now()
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fifo, []byte("go\n"), 0o600); err != nil { // that finish ends
+		t.Fatal(err)
+	}
+	st, err := s.WaitFor(ctx, func(st Status) bool {
+		return st.LastExit != nil && st.LastExit.At.After(started) && !st.FailingSince.IsZero()
+	})
+	if err != nil {
+		t.Fatalf("%v (%+v)", err, s.Status())
+	}
+	if st.FailingSince.Before(started) {
+		t.Errorf("FailingSince %s after the start at %s, want an exit after it (the old streak began %s)",
+			st.FailingSince.Format("15:04:05.000"), started.Format("15:04:05.000"), old.FailingSince.Format("15:04:05.000"))
+	}
+}
