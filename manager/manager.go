@@ -181,11 +181,11 @@ func (m *Manager) Stopping() {
 }
 
 // Wait returns once every service's goroutine has ended (after Shutdown
-// and the end of New's ctx), its log flushed and closed.
-func (m *Manager) Wait() {
-	for _, s := range m.group.List() {
-		<-s.Done()
-	}
+// and the end of New's ctx), its log flushed and closed, removed services
+// included, or once ctx ends, with the names of those still running then
+// (supervise.Group.Wait).
+func (m *Manager) Wait(ctx context.Context) (running []string) {
+	return m.group.Wait(ctx)
 }
 
 // asUser runs fn with the file rights of the image's user (never root's),

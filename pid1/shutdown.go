@@ -2,6 +2,7 @@ package pid1
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -18,9 +19,10 @@ import (
 // flushed and closed, by the deadline and half of shutdownMargin
 // (supervise's flushGrace), whatever their outputs do; boot's last flush,
 // hinit's own stderr, ends by h.exitBy, which the caller set with the
-// deadline.
+// deadline. A service whose goroutine is stuck in a step (a write to a
+// hung volume) is given up on by then too, and named.
 func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(time.Second))
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(shutdownMargin))
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { h.mgr.Shutdown(ctx, deadline) })
@@ -28,7 +30,11 @@ func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	wg.Wait()
 	h.sweep(deadline)
 	h.cancelSvcs()
-	h.mgr.Wait()
+	if running := h.mgr.Wait(ctx); running != nil {
+		h.log.Warn(fmt.Sprintf("not waiting any longer for %s: stuck in a step past the deadline (a hung volume?); what it had still to log may be lost",
+			strings.Join(running, ", ")))
+		return
+	}
 	h.log.Info("shutdown complete")
 }
 

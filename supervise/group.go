@@ -150,8 +150,37 @@ func (g *Group) track(s *Service) {
 	if over != nil {
 		g.deps.Log.Warn(fmt.Sprintf("more than %d removed services are still stopping: the oldest is killed now", g.deps.MaxStopping),
 			"svc", over.Name())
-		go over.Shutdown(time.Now()) // its SIGKILL, now (ErrRemoved if it is gone meanwhile), without waiting on its goroutine here
+		go over.Shutdown(context.Background(), time.Now()) // its SIGKILL, now (ErrRemoved if it is gone meanwhile), without waiting on its goroutine here
 	}
+}
+
+// Wait returns once the goroutine of every service has ended, each log
+// flushed and closed: those listed, the removed ones still stopping and
+// the loggers of removed services still draining (after Shutdown and the
+// end of the group's ctx). Once ctx ends it stops waiting and returns the
+// names of those still running: a goroutine stuck in a step (a write to a
+// hung volume) must not keep the container from exiting.
+func (g *Group) Wait(ctx context.Context) (running []string) {
+	g.mu.Lock()
+	all := make([]*Service, 0, len(g.order)+len(g.stopping)+len(g.draining))
+	for _, n := range g.order {
+		all = append(all, g.services[n])
+	}
+	for _, e := range g.stopping {
+		all = append(all, e.s)
+	}
+	for l := range g.draining {
+		all = append(all, l)
+	}
+	g.mu.Unlock()
+	for _, s := range all {
+		select {
+		case <-s.Done():
+		case <-ctx.Done():
+			running = append(running, s.Name())
+		}
+	}
+	return running
 }
 
 // List returns the services in the order they were added.
@@ -197,7 +226,7 @@ func (g *Group) Shutdown(ctx context.Context, deadline time.Time) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.Shutdown(deadline)
+			s.Shutdown(ctx, deadline)
 			s.WaitFor(ctx, func(st Status) bool { return !st.Running() && st.State != StateBackoff })
 			if s.logger != nil {
 				stopLogger(ctx, s.logger, deadline)

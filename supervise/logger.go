@@ -80,11 +80,11 @@ func (g *Group) addWithLogger(def *config.Service, up bool) (*Service, error) {
 // and exits by itself, for at most loggerDrain and never past deadline;
 // then it gets its stop signal like every service at shutdown.
 func stopLogger(ctx context.Context, l *Service, deadline time.Time) {
-	l.Once() // at EOF it ends; nothing is left to restart it for
+	l.sendCtx(ctx, command{op: opOnce}) // at EOF it ends; nothing is left to restart it for
 	dctx, cancel := context.WithDeadline(ctx, earliest(deadline, time.Now().Add(loggerDrain)))
 	l.WaitFor(dctx, func(st Status) bool { return !st.Running() })
 	cancel()
-	l.Shutdown(deadline)
+	l.Shutdown(ctx, deadline)
 	l.WaitFor(ctx, func(st Status) bool { return !st.Running() && st.State != StateBackoff })
 }
 

@@ -171,9 +171,10 @@ func (s *Service) Stop(requested bool) error {
 }
 
 // Shutdown stops the service for the container's shutdown: stop signal now,
-// SIGKILL after stop.timeout or at deadline, whichever comes first.
-func (s *Service) Shutdown(deadline time.Time) error {
-	return s.send(command{op: opStop, deadline: deadline, final: true})
+// SIGKILL after stop.timeout or at deadline, whichever comes first. It
+// waits for the service's goroutine to take the command until ctx ends.
+func (s *Service) Shutdown(ctx context.Context, deadline time.Time) error {
+	return s.sendCtx(ctx, command{op: opStop, deadline: deadline, final: true})
 }
 
 // Restart stops the service (on request) and starts it again at once.
@@ -208,13 +209,27 @@ func (s *Service) Remove(requested bool) error {
 // Done is closed once a removed service has stopped and let go of its log.
 func (s *Service) Done() <-chan struct{} { return s.done }
 
-func (s *Service) send(c command) error {
+func (s *Service) send(c command) error { return s.sendCtx(context.Background(), c) }
+
+// sendCtx hands c to the service's goroutine and returns its answer, or
+// ctx's error once ctx ends first: a goroutine stuck in a step (a write to
+// a hung volume, say) must not hold the container's shutdown, which gives
+// up on it at its deadline (Group.Shutdown). The reply channel is
+// buffered, so a goroutine that answers later never blocks.
+func (s *Service) sendCtx(ctx context.Context, c command) error {
 	c.reply = make(chan error, 1)
 	select {
 	case s.cmds <- c:
-		return <-c.reply
 	case <-s.done:
 		return ErrRemoved
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-c.reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/account"
 	"hinit/config"
 	"hinit/internal/testprog"
 	"hinit/reaper"
@@ -833,5 +835,66 @@ func TestRestartNowUnderRestartNever(t *testing.T) {
 	s := f.add(d, true)
 	if st := waitState(t, s, StateExited); st.Restarts != 0 {
 		t.Errorf("restarts %d, want 0", st.Restarts)
+	}
+}
+
+// A service goroutine stuck in a step (here the planned-stop marker of a
+// user's stop, on a hung volume) holds neither Group.Shutdown nor
+// Group.Wait past their ctx, which names it: the container exits by its
+// deadline. Before, both waited for it for ever, and hinit with them until
+// docker's SIGKILL, main's exit status lost.
+func TestShutdownGivesUpOnAStuckService(t *testing.T) {
+	f := newFixture(t)
+	entered, hung := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(hung) }) // before the fixture's own shutdown
+	f.group.deps.Marker = func(string, int, *account.Account) error {
+		close(entered)
+		<-hung
+		return nil
+	}
+	d := def("gw", "sleep", "inf")
+	d.Stop.PlannedStopMarker = filepath.Join(t.TempDir(), "marker")
+	s := f.add(d, true)
+	waitState(t, s, StateUp)
+	go s.Stop(true) // a user's stop: the marker first
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	f.group.Shutdown(ctx, time.Now().Add(100*time.Millisecond))
+	if ctx.Err() == nil {
+		t.Fatal("Shutdown returned before its ctx ended, with the service's goroutine stuck")
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer wcancel()
+	if running := f.group.Wait(wctx); !slices.Equal(running, []string{"gw"}) {
+		t.Errorf("Wait: %q still running, want [gw]", running)
+	}
+}
+
+// Wait covers removed services still stopping, and returns once their
+// goroutines have ended, logs closed; nothing once every one has. Before,
+// the container's shutdown waited only for the services listed, and could
+// exit while a removed gateway killed at the deadline still wrote its log.
+func TestWaitCoversRemovedServices(t *testing.T) {
+	f := newFixture(t)
+	d := def("lingers", "ignore-term", "3")
+	d.Stop.Timeout = 30 * time.Second
+	d.Ready.NotifyFD = 3
+	s := f.add(d, true)
+	waitState(t, s, StateUp)
+	f.group.Remove("lingers", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f.group.Shutdown(ctx, time.Now().Add(200*time.Millisecond))
+	if running := f.group.Wait(ctx); running != nil {
+		t.Fatalf("Wait: %q still running", running)
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Error("Wait returned while the removed service's goroutine still ran")
+	}
+	if st := s.Status(); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL {
+		t.Errorf("the removed service ended %+v, want killed at the deadline", st.LastExit)
 	}
 }

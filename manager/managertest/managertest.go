@@ -103,7 +103,9 @@ func Start(t testing.TB, cfg string, wrap func(control.Handler) control.Handler)
 		defer scancel()
 		f.M.Shutdown(sctx, time.Now().Add(5*time.Second))
 		cancel()
-		f.M.Wait()
+		if running := f.M.Wait(sctx); running != nil {
+			t.Errorf("services still running after the shutdown: %v", running)
+		}
 		<-served
 		if t.Failed() {
 			t.Logf("manager log:\n%s", f.Logged.String())
