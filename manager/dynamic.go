@@ -72,6 +72,7 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 		if err := w.Run(ctx, events); err != nil {
 			m.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
 		}
+		close(events) // nothing more comes: main need not wait for a sync
 	}()
 	go func() {
 		once := sync.OnceFunc(func() { close(synced) })
@@ -79,7 +80,12 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 			select {
 			case <-ctx.Done():
 				return
-			case ev := <-events:
+			case ev, ok := <-events:
+				if !ok {
+					once()
+					events = nil // the redo timer still applies what is held
+					continue
+				}
 				if ev.Synced {
 					once()
 					continue

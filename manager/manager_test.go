@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"hinit/config"
 	"hinit/control"
 	"hinit/internal/testprog"
 	"hinit/manager"
@@ -1018,5 +1019,34 @@ func TestStopGoesOnPastAFailedTarget(t *testing.T) {
 				t.Errorf("b, after a in the targets, was not stopped: %v (%s)", err, f.State("b"))
 			}
 		})
+	}
+}
+
+// A scandir watcher that cannot start (here: no scandir) reports the sync
+// main waits for at once, with its error logged. Before, main waited the
+// whole 5 s and hinit warned "scandir not read within 5s".
+func TestSyncedWhenTheWatcherFails(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "hinit.yaml")
+	if err := os.WriteFile(file, []byte(mt.Env), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged testprog.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := manager.New(ctx, manager.Options{Config: c, Scandir: filepath.Join(dir, "missing", "service"), Log: log,
+		Environ: func() map[string]string { return map[string]string{} }, RequestShutdown: func(int) <-chan error { return nil }})
+	select {
+	case <-m.WatchScandir(ctx):
+	case <-time.After(3 * time.Second):
+		t.Fatal("no sync 3 s after the watcher failed to start")
+	}
+	if !strings.Contains(logged.String(), "scandir watcher stopped") {
+		t.Errorf("the watcher's error is not logged: %s", logged.String())
 	}
 }
