@@ -58,7 +58,7 @@ import "time"
 //	list        prefix, scandir                          → names, sorted
 //	wait        names (exactly one), until, wait,        block until the state
 //	            not_pid, patient                         (and, with not_pid, another process)
-//	once        names                                    the running process is not restarted
+//	once        names | all                              the running process is not restarted
 //	                                                     when it exits; a down service stays down
 //	check       —                                        ok unless an essential service failed
 //	shutdown    exit_code (optional, 0..255), scandir    root only
@@ -82,9 +82,10 @@ import "time"
 //
 // The response's code is the exit code hsvc exits with (Code* below); ok is
 // true exactly when code is 0; error is one line that says what to do.
-// unrecorded marks a start, stop or once of gateways that was done but whose
-// desired_state could not be recorded for the next boot: hsvc fails (code
-// 1), and s6-svc, which real s6 lets record nothing, warns and succeeds.
+// unrecorded marks a start, stop, restart, register or unregister of
+// gateways that was done but whose desired_state could not be recorded
+// for the next boot: hsvc fails (code 1), and s6-svc, which real s6 lets
+// record nothing, warns and succeeds.
 //
 // Compatibility: fields are only ever added. A change that alters the
 // meaning of a field bumps Version.

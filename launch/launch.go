@@ -270,7 +270,7 @@ func LookPath(file string, env map[string]string) (string, error) {
 	}
 	path, ok := env["PATH"]
 	if !ok {
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+		path = defaultPath
 	}
 	denied := ""
 	for _, dir := range filepath.SplitList(path) {
@@ -297,10 +297,11 @@ func LookPath(file string, env map[string]string) (string, error) {
 	return "", fmt.Errorf("%q: %w", file, ErrNotFound)
 }
 
-// rootDefaultPath is the PATH of a program root runs when its environment
-// has none, or none of its dirs is root's only: an empty or missing PATH
-// is the working dir to a shell (bash's default ends in ".").
-const rootDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+// defaultPath is the PATH a program is looked up on when its environment
+// has none, and root's PATH when its environment has none or none of its
+// dirs is root's only: an empty or missing PATH is the working dir to a
+// shell (bash's default ends in ".").
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // leftOut is a PATH dir left out for root, and why.
 type leftOut struct {
@@ -310,16 +311,16 @@ type leftOut struct {
 
 // rootsPath sets env's PATH to the dirs of it only root can change
 // (trust.RootOnly), in order, and returns those it left out. With none
-// left, or no PATH at all, it is the root dirs of rootDefaultPath; with
+// left, or no PATH at all, it is the root dirs of defaultPath; with
 // none of those either, a dir that does not exist, never an empty PATH.
 func rootsPath(env map[string]string) []leftOut {
 	v, ok := env["PATH"]
 	if !ok {
-		v = rootDefaultPath
+		v = defaultPath
 	}
 	keep, left := rootDirs(v)
 	if len(keep) == 0 {
-		keep, _ = rootDirs(rootDefaultPath)
+		keep, _ = rootDirs(defaultPath)
 	}
 	if len(keep) == 0 {
 		keep = []string{"/nonexistent"}

@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"hinit/config"
 	"hinit/contenvd"
 	"hinit/launch"
@@ -219,9 +217,9 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 			var why error
 			switch {
 			case h.beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
-				why = fmt.Errorf("%w by %s", errInterrupted, unix.SignalName(s))
+				why = fmt.Errorf("%w by %s", errInterrupted, signame.Text(s))
 			case sig == h.opts.pdeath && h.parentGone(): // it comes once: loop would never see it
-				why = fmt.Errorf("%w: hinit's parent died (%s)", errInterrupted, unix.SignalName(s))
+				why = fmt.Errorf("%w: hinit's parent died (%s)", errInterrupted, signame.Text(s))
 			default: // as in loop: inherited ignored, or nothing to stop
 				continue
 			}

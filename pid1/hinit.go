@@ -353,7 +353,7 @@ func (h *hinit) loop() int {
 		select {
 		case sig := <-h.sigs:
 			h.forward(sig)
-			name := unix.SignalName(sig.(syscall.Signal))
+			name := signame.Text(sig.(syscall.Signal))
 			switch {
 			case h.beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
 				h.resumeMain() // a stopped main would only get its signal at the deadline's SIGKILL

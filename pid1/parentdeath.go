@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/signame"
 )
 
 // tini's -p SIG (docs/tini.md): the kernel sends hinit SIG when hinit's
@@ -30,7 +32,7 @@ func (h *hinit) setParentDeathSignal() {
 		return
 	}
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(p), 0, 0, 0); err != nil {
-		h.log.Warn("cannot set the parent-death signal", "signal", unix.SignalName(p), "err", err)
+		h.log.Warn("cannot set the parent-death signal", "signal", signame.Text(p), "err", err)
 		return
 	}
 	if !h.isPID1 && h.parentGone() {

@@ -58,6 +58,15 @@ func Name(sig syscall.Signal) string {
 	return strconv.Itoa(int(sig))
 }
 
+// Text is how a message names sig: SIGTERM, or "signal 34" for a signal
+// without a name (a real-time one), which unix.SignalName leaves empty.
+func Text(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(sig))
+}
+
 // ExitStatus is the exit status that stands for a death by sig, as a
 // shell reports it and as hinit passes it on: 128+N.
 func ExitStatus(sig syscall.Signal) int { return 128 + int(sig) }

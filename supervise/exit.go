@@ -6,10 +6,9 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"hinit/config"
 	"hinit/reaper"
+	"hinit/signame"
 )
 
 // exited handles the end of the running instance. When it had its stop
@@ -30,7 +29,7 @@ func (r *runner) exited(st reaper.Status) {
 			until = r.timerAt
 		}
 		p.done = lingerUntilEmpty(p.pid, st, until.Add(lingerAfterKill))
-		r.set(StateStopping, "exited; what it left in its process group got "+unix.SignalName(sig))
+		r.set(StateStopping, "exited; what it left in its process group got "+signame.Text(sig))
 		return
 	}
 	r.proc = nil
@@ -217,7 +216,7 @@ func (r *runner) essentialFailed(ex *Exit) {
 // describeExit says how a run ended: "exit 3" or "killed by SIGKILL".
 func describeExit(ex *Exit) string {
 	if ex.Signal != 0 {
-		return "killed by " + unix.SignalName(ex.Signal)
+		return "killed by " + signame.Text(ex.Signal)
 	}
 	return fmt.Sprintf("exit %d", ex.Code)
 }

@@ -227,8 +227,8 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	sig := stopSignal(r.proc.def)
 	r.deps.Log.Debug("stopping", "svc", r.name, "pid", r.proc.pid, "signal", sig)
 	if err := syscall.Kill(r.proc.pid, sig); err != nil && err != syscall.ESRCH {
-		err = fmt.Errorf("send SIG%s to pid %d: %w (hinit needs CAP_KILL to stop other users' processes)",
-			r.proc.def.Stop.Signal, r.proc.pid, err)
+		err = fmt.Errorf("send %s to pid %d: %w (hinit needs CAP_KILL to stop other users' processes)",
+			signame.Text(sig), r.proc.pid, err)
 		r.deps.Log.Error("cannot stop", "svc", r.name, "err", err)
 		r.set(r.state, "cannot stop: "+err.Error())
 		return err
@@ -239,7 +239,7 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	signalGroup(r.proc.pid, syscall.SIGCONT)
 	r.want = false
 	r.arm(timerKill, timeout)
-	r.set(StateStopping, fmt.Sprintf("sent SIG%s", r.proc.def.Stop.Signal))
+	r.set(StateStopping, "sent "+signame.Text(sig))
 	return nil
 }
 

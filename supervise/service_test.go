@@ -898,3 +898,14 @@ func TestWaitCoversRemovedServices(t *testing.T) {
 		t.Errorf("the removed service ended %+v, want killed at the deadline", st.LastExit)
 	}
 }
+
+// A run killed by a real-time signal says which: the reason read
+// "killed by " with nothing after it.
+func TestDescribeExitNamesEverySignal(t *testing.T) {
+	for ex, want := range map[Exit]string{{Signal: syscall.SIGKILL}: "killed by SIGKILL", {Signal: 40}: "killed by signal 40",
+		{Code: 3}: "exit 3"} {
+		if got := describeExit(&ex); got != want {
+			t.Errorf("describeExit(%+v) = %q, want %q", ex, got, want)
+		}
+	}
+}

@@ -57,7 +57,7 @@ type Status struct {
 	PID       int
 	Since     time.Time // when State was entered
 	Ready     bool
-	Restarts  int   // restarts since the last requested start
+	Restarts  int   // restarts since the service was registered (a start resets the failures, not this)
 	LastExit  *Exit // nil before the first exit
 	Reason    string
 	Source    config.Source
