@@ -89,7 +89,7 @@ var verbs = []struct {
 	{"register", verb{"register TEMPLATE INSTANCE [--down] [--env K=V]...", "add the service TEMPLATE-INSTANCE", runRegister}},
 	{"unregister", verb{"unregister NAME [--wait[=DUR]]", "stop a service and remove it", runUnregister}},
 	{"list", verb{"list [--prefix P]", "service names, one per line", runList}},
-	{"wait", verb{"wait NAME --up|--ready|--down [--timeout DUR]", "block until a service reaches a state", runWait}},
+	{"wait", verb{"wait NAME --up|--ready|--down [--timeout DUR]", "block until a service reaches a state (--up or --ready: fails at once on one down by choice, exited or failed)", runWait}},
 	{"logs", verb{"logs NAME [-n N] [-f]", "print the last N lines (20) of a service's log; -f follows", runLogs}},
 	{"check", verb{"check", "exit 0 when hinit answers and no essential service failed", runCheck}},
 	{"shutdown", verb{"shutdown [--exit-code N]", "stop the container (root only)", runShutdown}},
@@ -183,7 +183,7 @@ func (c *cli) help() {
 	w.Write(columns(rows))
 	fmt.Fprintf(w, "\n--all means every gateway (the instances of the gateway template), never other services.\n")
 	fmt.Fprintf(w, "--wait without a duration waits up to %v; wait without --timeout waits for ever.\n", defaultWait)
-	fmt.Fprintf(w, "hsvc VERB -h shows a verb's options.\n")
+	fmt.Fprintf(w, "hsvc VERB -h shows a verb's options; hsvc --version, hsvc's version and its control protocol's.\n")
 	fmt.Fprintf(w, "The socket is $%s/%s (%s).\n", control.RuntimeDirEnv, control.SocketName, c.sock)
 	fmt.Fprintf(w, "Exit codes: 0 ok, 1 failed, 2 usage, 3 no such service, 4 permission denied, 5 hinit not reachable, 6 timed out.\n")
 }
