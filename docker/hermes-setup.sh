@@ -354,17 +354,24 @@ follow_uid() {
 
 # secret_modes: config.yaml 0640 and .env 0600, after they are seeded and
 # the key is written, so that neither is ever left readable by others.
+# Always as hermes: a file of another owner (a bind-mounted secret that
+# fix_ownership could not give hermes) keeps its mode, with a warning. Root
+# never chmods a name in hermes' dir: a hermes process of another container
+# on the volume could rename a file of another owner there and swap it for
+# a symlink between the check and the chmod, and root's chmod 600 then
+# landed on whatever it pointed to (/usr/local/bin/hinit: no more boots).
 secret_modes() {
 	for f in config.yaml:640 .env:600; do
 		p=$HERMES_HOME/${f%:*}
 		top_file "$p" || continue
 		shared "$p" && continue
-		[ "$(stat -c %a "$p")" = "${f#*:}" ] && continue
-		if [ "$(stat -c %u "$p")" = "$HUID" ]; then
-			as_hermes chmod "${f#*:}" "$p" 2>/dev/null
+		mode=$(stat -c %a "$p")
+		[ "$mode" = "${f#*:}" ] && continue
+		if ! is_root || [ "$(stat -c %u "$p")" = "$HUID" ]; then
+			as_hermes chmod "${f#*:}" "$p" 2>/dev/null || say "warning: cannot chmod ${f#*:} $p"
 		else
-			chmod "${f#*:}" "$p" 2>/dev/null # a mount point: nobody can swap it
-		fi || say "warning: cannot chmod ${f#*:} $p"
+			say "warning: $p is not hermes' and keeps its mode $mode: make it ${f#*:} where it comes from"
+		fi
 	done
 }
 
@@ -404,22 +411,24 @@ api_key() {
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	# hermes' .env, in hermes' dir, is written as hermes: a name swapped
 	# meanwhile (the copy mktemp made, .env itself) by a hermes process of
-	# another container on the volume then leads nowhere root may write. A
-	# .env of another owner (a bind-mounted file: no one can swap it) is
-	# root's to write, as before.
+	# another container on the volume then leads nowhere root may write.
 	if is_root && [ "$(stat -c %u "$env_file")" = "$HUID" ]; then
-		if API_SERVER_KEY_NEW=$key APPEND_ONLY= as_hermes sh -c "$ADD_KEY" sh "$env_file"; then
+		if API_SERVER_KEY_NEW=$key as_hermes sh -c "$ADD_KEY" sh "$env_file"; then
 			say "generated API_SERVER_KEY in $env_file"
 		else
 			say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
 		fi
 		return 0
 	fi
-	# (root appends only: a copy renamed over a bind-mounted file fails,
-	# and would be made in hermes' dir)
-	append_only=
-	! is_root || append_only=1
-	if API_SERVER_KEY_NEW=$key APPEND_ONLY=$append_only sh -c "$ADD_KEY" sh "$env_file"; then
+	# Root writes no file of another owner by its name in hermes' dir (a
+	# bind-mounted .env fix_ownership could not give hermes): a hermes
+	# process of another container on the volume could swap it for a
+	# symlink meanwhile, and root's append then landed wherever it led.
+	if is_root; then
+		say "warning: cannot add API_SERVER_KEY to $env_file: it is not hermes' (uid $(stat -c %u "$env_file")); the API server has no key until .env has one"
+		return 0
+	fi
+	if API_SERVER_KEY_NEW=$key sh -c "$ADD_KEY" sh "$env_file"; then
 		say "generated API_SERVER_KEY in $env_file"
 	else
 		say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
@@ -432,15 +441,15 @@ api_key() {
 # writer (hermes config set, the setup wizard) replaces, the first one,
 # while the last one, the generated key, is the one read. The copy
 # beside it keeps .env's owner and mode (cp -p) and is renamed over it;
-# a .env that cannot be renamed over (a bind-mounted file) gets the key
-# appended. The copy is made by mktemp, a new file of a name nobody could
+# a .env that cannot be renamed over (a bind-mounted file, when hinit runs
+# as hermes' uid) gets the key appended. The copy is made by mktemp, a new file of a name nobody could
 # plant a symlink at beforehand. A .env root may not write (bind-mounted
 # read-only, a Kubernetes secret, NFS with root_squash) is the
 # operator's: a warning, not a container that never starts.
 # shellcheck disable=SC2016 # expanded by the inner sh
 ADD_KEY='
 env_file=$1 tmp=
-if [ -z "$APPEND_ONLY" ] && grep -q "^API_SERVER_KEY=\$" "$env_file" && tmp=$(mktemp "$env_file.hinit-XXXXXX" 2>/dev/null) &&
+if grep -q "^API_SERVER_KEY=\$" "$env_file" && tmp=$(mktemp "$env_file.hinit-XXXXXX" 2>/dev/null) &&
 	cp -p "$env_file" "$tmp" 2>/dev/null &&
 	{ grep -v "^API_SERVER_KEY=\$" "$env_file" || [ $? = 1 ]; } >"$tmp" &&
 	printf "API_SERVER_KEY=%s\n" "$API_SERVER_KEY_NEW" >>"$tmp" && mv -f "$tmp" "$env_file" 2>/dev/null; then

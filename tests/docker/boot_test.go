@@ -353,6 +353,33 @@ func TestBootHookAPIKeyLine(t *testing.T) {
 	}
 }
 
+// Root changes no file of another owner by its name in hermes' dir: a .env
+// the hook could not give hermes (here a host's file, with CAP_CHOWN
+// dropped) keeps its mode and content, with a warning for each. Before,
+// root chmodded and appended to it by path, and a hermes process of
+// another container on the volume could swap it for a symlink between the
+// check and the write: root's chmod 600 landed on /usr/local/bin/hinit.
+func TestBootHookLeavesOthersEnvAlone(t *testing.T) {
+	t.Parallel()
+	env := filepath.Join(t.TempDir(), "hermes.env")
+	if err := os.WriteFile(env, []byte("FOO=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(env, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	r := runOnce(t, []string{"--cap-drop", "CHOWN", "-v", env + ":/opt/data/.env"}, "sh", "-c", "stat -c '%a %u' /opt/data/.env; cat /opt/data/.env")
+	if r.code != 0 || r.stdout != "644 0\nFOO=1\n" {
+		t.Errorf("exit %d, .env's mode, owner and content %q; want 0, %q\n%s", r.code, r.stdout, "644 0\nFOO=1\n", r.stderr)
+	}
+	for _, w := range []string{"[hermes-setup] warning: /opt/data/.env is not hermes' and keeps its mode 644: make it 600 where it comes from",
+		"[hermes-setup] warning: cannot add API_SERVER_KEY to /opt/data/.env: it is not hermes' (uid 0)"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("no %q in:\n%s", w, r.stderr)
+		}
+	}
+}
+
 // The copy of .env that drops an empty API_SERVER_KEY= line is a new file
 // of a name nobody could plant beforehand: root writes it in hermes' dir.
 // With the copy at .env.hinit-<pid>, a symlink planted there by hermes (in
