@@ -45,9 +45,12 @@ SEED_DIRS="backups cron sessions logs logs/gateways hooks memories skills skins 
 OWNED_DIRS="cron sessions logs hooks memories skills skins plans workspace home profiles pairing platforms/pairing lazy-packages"
 # Trees given back on every boot: docker exec writes them as root.
 EVERY_BOOT_DIRS="profiles cron platforms/pairing pairing"
-# Top-level state files given back on every boot (stage2's allow-list, and
-# SOUL.md); no other file at the top of the volume is ever touched.
-TOP_FILES="auth.json auth.lock .env state.db state.db-shm state.db-wal hermes_state.db response_store.db response_store.db-shm response_store.db-wal gateway.pid gateway.lock gateway_state.json processes.json active_profile config.yaml SOUL.md"
+# Top-level state files given back on every boot: stage2's allow-list, the
+# top-level files of hermes' own list of what is the user's
+# (profile_distribution.USER_OWNED_EXCLUDE: .update_check errors.log
+# .hermes_history), the kanban database stage2 names, and SOUL.md; no other
+# file at the top of the volume is ever touched.
+TOP_FILES="auth.json auth.lock .env state.db state.db-shm state.db-wal hermes_state.db response_store.db response_store.db-shm response_store.db-wal gateway.pid gateway.lock gateway_state.json processes.json active_profile .update_check errors.log .hermes_history kanban.db kanban.db-shm kanban.db-wal config.yaml SOUL.md"
 # Browser binaries agent-browser can drive, by file name (the Playwright
 # tree also holds executable .so files, which are no browser).
 BROWSER_NAMES="chrome chromium chrome-headless-shell headless_shell chromium-browser"

@@ -64,9 +64,10 @@ func TestRemapPUID(t *testing.T) {
 		mkdir -p /opt/data/profiles/coder /opt/data/sessions/old /opt/data/mine
 		echo soul >/opt/data/profiles/coder/SOUL.md
 		touch /opt/data/auth.json /opt/data/state.db /opt/data/sessions/old/s.json /opt/data/mine/keep
+		touch /opt/data/.hermes_history /opt/data/errors.log
 		echo secret >/opt/data/host_secret.json
 		chown -R 10000:10000 /opt/data
-		chown 0:0 /opt/data/host_secret.json /opt/data/state.db
+		chown 0:0 /opt/data/host_secret.json /opt/data/state.db /opt/data/.hermes_history /opt/data/errors.log
 		chown 777:777 /opt/data/mine/keep
 		ln -s /etc/hostname /opt/data/active_profile`)
 	c := start(t, []string{"-v", vol + ":/opt/data", "-e", "PUID=1234", "-e", "PGID=1234",
@@ -85,6 +86,7 @@ func TestRemapPUID(t *testing.T) {
 		"/opt/data": "1234:1234", "/opt/data/profiles/coder/SOUL.md": "1234:1234",
 		"/opt/data/sessions/old/s.json": "1234:1234", "/opt/data/auth.json": "1234:1234",
 		"/opt/data/state.db": "1234:1234", "/opt/data/logs/gateways": "1234:1234",
+		"/opt/data/.hermes_history": "1234:1234", "/opt/data/errors.log": "1234:1234", // hermes' own, written as root by docker exec
 		"/opt/data/host_secret.json": "0:0", "/opt/data/mine/keep": "777:777", "/opt/data/mine": "1234:10000",
 		"/etc/hostname": "0:0",
 	}
