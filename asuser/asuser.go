@@ -4,10 +4,11 @@
 // anywhere.
 //
 // Linux keeps filesystem credentials (fsuid, fsgid, supplementary groups) per
-// thread. Do switches them on one dedicated OS thread, runs a function there
-// and lets the Go runtime destroy that thread afterwards, so no other
-// goroutine ever runs with the borrowed identity and the rest of hinit keeps
-// root's rights. The helpers MkdirAll, OpenFile and WriteFileAtomic refuse to
+// thread. Do switches them on one OS thread locked to one goroutine, runs a
+// function there and switches them back afterwards, so no other goroutine
+// ever runs with the borrowed identity and the rest of hinit keeps root's
+// rights. A thread whose identity cannot be read back whole is destroyed
+// instead of reused. The helpers MkdirAll, OpenFile and WriteFileAtomic refuse to
 // go through a symlink, so they are safe to use inside and outside Do.
 package asuser
 
@@ -30,9 +31,13 @@ type ID struct {
 //
 // When hinit is root, fn runs on a fresh goroutine locked to its OS thread;
 // that thread gets id's groups, fsgid and fsuid (the kernel drops the thread's
-// filesystem capabilities such as CAP_DAC_OVERRIDE when fsuid leaves 0). The
-// goroutine ends still locked, so the runtime destroys the thread instead of
-// reusing it. fn must not start goroutines that expect the identity: they run
+// filesystem capabilities such as CAP_DAC_OVERRIDE when fsuid leaves 0, and
+// gives them back when it returns to 0). Afterwards the thread gets back the
+// identity it had, read back to check, and only then is it unlocked for the
+// runtime to reuse; otherwise the goroutine ends still locked, and the
+// runtime destroys the thread. Reusing it matters under a pids limit: a
+// thread the runtime cannot create ends hinit ("fatal error: newosproc"),
+// and a Do per log rotation destroyed one thread each time. fn must not start goroutines that expect the identity: they run
 // on other threads, with root's rights. A panic in fn is re-raised in the
 // caller.
 //
@@ -59,8 +64,8 @@ type result struct {
 }
 
 // runLocked locks the calling goroutine to an OS thread other than the
-// main one and runs fn there as id. There is no UnlockOSThread: the thread's
-// credentials get tainted and it must die with this goroutine.
+// main one and runs fn there as id (runAs unlocks it once the thread's own
+// identity is back).
 func runLocked(id ID, fn func() error, done chan<- result) {
 	runtime.LockOSThread()
 	if unix.Gettid() != unix.Getpid() {
@@ -85,12 +90,22 @@ func runLocked(id ID, fn func() error, done chan<- result) {
 var errGoexit = errors.New("function exited its goroutine")
 
 // runAs switches the calling thread, locked by the caller, to id, runs fn
-// there and sends how it ended.
+// there, switches the thread back to the identity it had and sends how fn
+// ended. The thread is unlocked only once its identity is back whole: any
+// other ends with this goroutine, still locked, and the runtime destroys it.
 func runAs(id ID, fn func() error, done chan<- result) {
+	own, err := threadIdentity()
+	if err != nil {
+		done <- result{err: fmt.Errorf("read the thread's identity: %w", err)}
+		return
+	}
 	r := result{err: errGoexit}
 	defer func() {
 		if p := recover(); p != nil {
 			r = result{panic: p}
+		}
+		if switchThread(own) == nil {
+			runtime.UnlockOSThread()
 		}
 		done <- r
 	}()

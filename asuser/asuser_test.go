@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -99,8 +100,9 @@ func TestDoSetsThreadIdentity(t *testing.T) {
 	}
 }
 
-// TestCallerKeepsRootRights: the switched threads die, so the caller and
-// every thread left in the process still have root's filesystem rights.
+// TestCallerKeepsRootRights: the switched threads get root's identity
+// back, so the caller and every thread of the process have root's
+// filesystem rights.
 func TestCallerKeepsRootRights(t *testing.T) {
 	requireRoot(t)
 	private := userDir(t, baseDir(t), "private", alice, 0o700)
@@ -164,4 +166,64 @@ func TestDoPropagates(t *testing.T) {
 		}
 	}()
 	Do(alice, func() error { panic("boom") })
+}
+
+// TestDoKeepsItsThreads: a thread Do switched is switched back and reused,
+// not destroyed: none of the process's threads ends over 50 calls, and
+// every one has root's fsuid, fsgid and groups after them. Before, each
+// call destroyed one, and the runtime made another when it next needed
+// one, which under a container's pids limit ended hinit ("fatal error:
+// newosproc").
+func TestDoKeepsItsThreads(t *testing.T) {
+	requireRoot(t)
+	bobsGroups := ID{UID: bob.UID, GID: bob.GID, Groups: []int{10002, 10003}}
+	for range 5 { // the runtime makes what threads it needs
+		if err := Do(bobsGroups, func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := fsuids(t)
+	for range 50 {
+		if err := Do(bobsGroups, func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := fsuids(t)
+	for tid := range before {
+		if _, ok := after[tid]; !ok {
+			t.Errorf("thread %s ended", tid)
+		}
+	}
+	for tid := range after {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", tid, "status"))
+		if err != nil {
+			continue
+		}
+		if uid, gid := statusField(string(b), "Uid:", 3), statusField(string(b), "Gid:", 3); uid != 0 || gid != 0 {
+			t.Errorf("thread %s has fsuid:fsgid %d:%d after Do, want 0:0", tid, uid, gid)
+		}
+		if g := statusLine(string(b), "Groups:"); g != statusLine(procStatus(t), "Groups:") {
+			t.Errorf("thread %s has groups %q after Do, want the process's %q", tid, g, statusLine(procStatus(t), "Groups:"))
+		}
+	}
+}
+
+// procStatus is the main thread's /proc status.
+func procStatus(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// statusLine is the rest of the line of a /proc status file that starts
+// with key.
+func statusLine(status, key string) string {
+	for _, line := range strings.Split(status, "\n") {
+		if rest, ok := strings.CutPrefix(line, key); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
 }

@@ -28,6 +28,41 @@ func switchThread(id ID) error {
 	return nil
 }
 
+// threadIdentity is the calling thread's supplementary groups, fsgid and
+// fsuid, for switchThread to put back.
+func threadIdentity() (ID, error) {
+	groups, err := getgroups()
+	if err != nil {
+		return ID{}, err
+	}
+	// setfsuid and setfsgid return the value they replace; -1 changes
+	// nothing.
+	uid, _, _ := unix.RawSyscall(unix.SYS_SETFSUID, ^uintptr(0), 0, 0)
+	gid, _, _ := unix.RawSyscall(unix.SYS_SETFSGID, ^uintptr(0), 0, 0)
+	return ID{UID: int(uint32(uid)), GID: int(uint32(gid)), Groups: groups}, nil
+}
+
+// getgroups is the calling thread's supplementary groups.
+func getgroups() ([]int, error) {
+	n, _, errno := unix.RawSyscall(unix.SYS_GETGROUPS, 0, 0, 0) // how many
+	if errno != 0 {
+		return nil, errno
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	gids := make([]uint32, n)
+	n, _, errno = unix.RawSyscall(unix.SYS_GETGROUPS, n, uintptr(unsafe.Pointer(&gids[0])), 0)
+	if errno != 0 {
+		return nil, errno
+	}
+	groups := make([]int, n)
+	for i := range groups {
+		groups[i] = int(gids[i])
+	}
+	return groups, nil
+}
+
 // setgroups replaces the calling thread's supplementary groups.
 func setgroups(groups []int) error {
 	gids := make([]uint32, len(groups))
