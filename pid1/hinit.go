@@ -132,6 +132,7 @@ func boot(args []string, opts *options) int {
 	defer h.errGate.release()
 	h.setupSignals()
 	if !set.bare {
+		reserveThreads()
 		h.checkCaps()
 		h.lookupUser()
 	}

@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,5 +111,35 @@ func TestHealthcheck(t *testing.T) {
 	})
 	if hc := c.inspect("{{json .Config.Healthcheck.Test}}"); hc != `["CMD","/usr/local/bin/hsvc","check"]` {
 		t.Errorf("HEALTHCHECK %s", hc)
+	}
+}
+
+// TestPidsLimit: a service that takes every pid the container may have
+// (--pids-limit, Kubernetes' podPidsLimit) while another floods its log
+// file (a rotation every few milliseconds, each through asuser) and a
+// third cannot fork: PID 1 lives on, and the container exits with main's
+// status. Before, the Go runtime could not make a thread it needed and
+// ended hinit ("fatal error: newosproc"), exit 2: every log rotation
+// destroyed one of its threads, and the runtime had to make another.
+func TestPidsLimit(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "hinit.yaml")
+	// read -t on a FIFO opened read-write: a wait that needs no fork.
+	yaml := `user: hermes
+services:
+  hog: {command: [bash, -c, 'mkfifo /tmp/h 2>/dev/null; read -t 1 <> /tmp/h; i=0; while [ $i -lt 40 ]; do sleep 6 & i=$((i+1)); done 2>/dev/null; wait; exec sleep 100'], restart: always}
+  chatty: {command: [bash, -c, 'while :; do echo "chatty line chatty line chatty line"; done'], log: {dir: /tmp/chatty, max_size: 256KiB, keep: 2, console: false}}
+  crashy: {command: [sh, -c, 'echo crashy run; exit 1'], restart: always, backoff: {initial: 100ms, max: 1s, reset_after: 10s}}
+`
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runOnce(t, []string{"--pids-limit", "20", "-v", cfg + ":/etc/hinit/hinit.yaml:ro"},
+		"bash", "-c", "mkfifo /tmp/w && read -t 8 <> /tmp/w; exit 33")
+	if r.code != 33 || strings.Contains(r.stderr, "fatal error") {
+		t.Errorf("exit %d, want main's 33:\n%s", r.code, r.stderr)
 	}
 }
