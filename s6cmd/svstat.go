@@ -119,7 +119,7 @@ func (v svView) line(numeric bool) string {
 		case v.signum != 0 && numeric:
 			fmt.Fprintf(&b, "down (signal %d)", v.signum)
 		case v.signum != 0:
-			fmt.Fprintf(&b, "down (signal %s)", unix.SignalName(syscallSignal(v.signum)))
+			fmt.Fprintf(&b, "down (signal %s)", signame.Text(syscallSignal(v.signum)))
 		default:
 			fmt.Fprintf(&b, "down (exitcode %d)", v.exitCode)
 		}
@@ -161,7 +161,7 @@ var svstatFields = map[string]func(v svView) string{
 		if v.signum == 0 {
 			return "NA"
 		}
-		return unix.SignalName(syscallSignal(v.signum))
+		return signame.Text(syscallSignal(v.signum))
 	},
 	"signum": func(v svView) string {
 		if v.signum == 0 {

@@ -33,7 +33,7 @@ func (e unknownError) Is(target error) bool { return target == ErrUnknown }
 func Parse(s string) (syscall.Signal, error) {
 	if n, err := strconv.Atoi(s); err == nil {
 		named := n > 0 && unix.SignalName(syscall.Signal(n)) != ""
-		realtime := n >= 34 && n <= 64 // SIGRTMIN..SIGRTMAX as glibc numbers them
+		realtime := syscall.Signal(n) >= rtmin && syscall.Signal(n) <= rtmax
 		if named || realtime {
 			return syscall.Signal(n), nil
 		}
@@ -50,7 +50,8 @@ func Parse(s string) (syscall.Signal, error) {
 }
 
 // Name is the name of sig without "SIG" (TERM), or its number for a
-// signal without a name (a real-time one). Parse reads it back.
+// signal without a name (a real-time one). Parse reads it back, but for
+// 32 and 33, the C library's own, which it refuses.
 func Name(sig syscall.Signal) string {
 	if n := unix.SignalName(sig); n != "" {
 		return strings.TrimPrefix(n, "SIG")
@@ -58,14 +59,25 @@ func Name(sig syscall.Signal) string {
 	return strconv.Itoa(int(sig))
 }
 
-// Text is how a message names sig: SIGTERM, or "signal 34" for a signal
-// without a name (a real-time one), which unix.SignalName leaves empty.
+// Text is how a message names sig: SIGTERM; a real-time signal as kill -l
+// names it, SIGRTMIN or SIGRTMIN+6 (unix.SignalName has no name for them);
+// any other by its number, SIG32.
 func Text(sig syscall.Signal) string {
 	if n := unix.SignalName(sig); n != "" {
 		return n
 	}
-	return "signal " + strconv.Itoa(int(sig))
+	switch {
+	case sig == rtmin:
+		return "SIGRTMIN"
+	case sig > rtmin && sig <= rtmax:
+		return "SIGRTMIN+" + strconv.Itoa(int(sig-rtmin))
+	}
+	return "SIG" + strconv.Itoa(int(sig))
 }
+
+// rtmin and rtmax are SIGRTMIN and SIGRTMAX as glibc numbers them (the
+// kernel's 32 and 33 are the C library's own).
+const rtmin, rtmax = syscall.Signal(34), syscall.Signal(64)
 
 // ExitStatus is the exit status that stands for a death by sig, as a
 // shell reports it and as hinit passes it on: 128+N.

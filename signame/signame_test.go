@@ -62,11 +62,11 @@ func TestExitStatus(t *testing.T) {
 	}
 }
 
-// Text names every signal in a message, a real-time one by its number,
+// Text names every signal in a message, a real-time one as kill -l does,
 // where unix.SignalName has nothing: "killed by " was a whole status reason.
 func TestText(t *testing.T) {
 	for sig, want := range map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGKILL: "SIGKILL",
-		34: "signal 34", 40: "signal 40", 64: "signal 64"} {
+		32: "SIG32", 34: "SIGRTMIN", 40: "SIGRTMIN+6", 64: "SIGRTMIN+30"} {
 		if got := Text(sig); got != want {
 			t.Errorf("Text(%d) = %q, want %q", int(sig), got, want)
 		}

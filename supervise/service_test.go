@@ -902,7 +902,7 @@ func TestWaitCoversRemovedServices(t *testing.T) {
 // A run killed by a real-time signal says which: the reason read
 // "killed by " with nothing after it.
 func TestDescribeExitNamesEverySignal(t *testing.T) {
-	for ex, want := range map[Exit]string{{Signal: syscall.SIGKILL}: "killed by SIGKILL", {Signal: 40}: "killed by signal 40",
+	for ex, want := range map[Exit]string{{Signal: syscall.SIGKILL}: "killed by SIGKILL", {Signal: 40}: "killed by SIGRTMIN+6",
 		{Code: 3}: "exit 3"} {
 		if got := describeExit(&ex); got != want {
 			t.Errorf("describeExit(%+v) = %q, want %q", ex, got, want)
