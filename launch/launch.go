@@ -394,6 +394,12 @@ func (p Program) StartError(cmd *Cmd, err error) error {
 			return fmt.Errorf("workdir %s: %s cannot enter it: %w", dir, who, derr)
 		}
 	}
+	if p.Switch && p.User != nil && errors.Is(err, syscall.EPERM) {
+		// The child's setgroups, setgid or setuid, before the exec: what
+		// docker's --cap-drop or a pod's securityContext took away.
+		return fmt.Errorf("cannot run %s as user %s (%d:%d): %w: hinit needs CAP_SETUID and CAP_SETGID for that",
+			p.Argv[0], p.User.Name, p.User.UID, p.User.GID, err)
+	}
 	return fmt.Errorf("exec %s: %w", p.Argv[0], err)
 }
 

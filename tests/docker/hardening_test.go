@@ -143,3 +143,16 @@ services:
 		t.Errorf("exit %d, want main's 33:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestCapDropSetgid: root without CAP_SETGID cannot run main as hermes,
+// and says so: one line naming the user and the capabilities, exit 126.
+// Before, it read "exec hermes: operation not permitted", which blamed the
+// program.
+func TestCapDropSetgid(t *testing.T) {
+	t.Parallel()
+	r := runOnce(t, []string{"--cap-drop", "SETGID"}, "chat", "-q", "hi")
+	want := "main: cannot run hermes as user hermes (10000:10000): operation not permitted: hinit needs CAP_SETUID and CAP_SETGID for that"
+	if r.code != 126 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, want 126 and %q:\n%s", r.code, want, r.stderr)
+	}
+}
