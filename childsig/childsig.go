@@ -33,6 +33,7 @@
 package childsig
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -192,9 +193,10 @@ func init() {
 
 // shim becomes the user asked and enters the dir, as a fork with a
 // Credential and a Dir would (groups, gid, uid, then the dir, with the
-// user's rights), sets the state and execs the program. A failure of any
-// of these is written to the error fd as the errno's 4 bytes (what the
-// parent's Start returns) and the shim exits 127.
+// user's rights), sets the state and execs the program. Right before the
+// exec it writes ShimReady to the error fd, and a failure of any of these
+// steps is written there as the errno's 4 bytes (what the parent's Start
+// returns), after which the shim exits 127 (ShimOutcome reads them).
 func shim(args []string) int {
 	c, err := parseShim(args)
 	if err != nil {
@@ -204,7 +206,7 @@ func shim(args []string) int {
 	syscall.CloseOnExec(c.fd)
 	errno := become(c.cred, c.dir)
 	if errno == 0 {
-		errno = execIn(c.st, c.path, c.argv, os.Environ())
+		errno = execIn(c.st, c.path, c.argv, os.Environ(), func() { syscall.Write(c.fd, []byte{ShimReady}) })
 	}
 	b := [4]byte{byte(errno), byte(errno >> 8), byte(errno >> 16), byte(errno >> 24)}
 	syscall.Write(c.fd, b[:])
@@ -251,14 +253,31 @@ func become(cred *syscall.Credential, dir string) syscall.Errno {
 // and the calling thread's mask already changed: the caller reports the
 // error and exits.
 func Exec(st State, path string, argv, env []string) error {
-	return execIn(st, path, argv, env)
+	return execIn(st, path, argv, env, nil)
 }
 
-// DecodeErrno reads what the shim wrote on its error fd: 0 and false when
-// it wrote nothing (the exec succeeded).
-func DecodeErrno(b []byte) (syscall.Errno, bool) {
-	if len(b) < 4 {
-		return 0, false
+// ShimReady is the byte the shim writes to its error fd right before its
+// exec: without it, a shim that ended wrote nothing because it never got
+// that far (its own Go runtime could not start a thread under a pids
+// limit, say), not because its exec succeeded.
+const ShimReady = 0xff
+
+// ErrShimEnded is a shim that ended before its exec.
+var ErrShimEnded = errors.New("the start shim (hinit's own binary) ended before it could exec the program (out of pids or memory?)")
+
+// ShimOutcome reads what the shim wrote on its error fd, to its end: nil
+// when it exec'd the program, the errno of the step that failed, or
+// ErrShimEnded.
+func ShimOutcome(b []byte) error {
+	ready := len(b) > 0 && b[0] == ShimReady
+	if ready {
+		b = b[1:]
 	}
-	return syscall.Errno(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24), true
+	switch {
+	case len(b) >= 4:
+		return syscall.Errno(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+	case !ready:
+		return ErrShimEnded
+	}
+	return nil
 }

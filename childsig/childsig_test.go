@@ -52,7 +52,7 @@ func TestShim(t *testing.T) {
 	pw.Close()
 	b := make([]byte, 8)
 	n, _ := pr.Read(b)
-	if errno, failed := DecodeErrno(b[:n]); code != 127 || !failed || errno != syscall.ENOENT {
+	if err := ShimOutcome(b[:n]); code != 127 || err != syscall.ENOENT {
 		t.Errorf("missing program: exit %d, error fd %q; want 127 and ENOENT", code, b[:n])
 	}
 }

@@ -112,7 +112,7 @@ func WithMask(blocked Set, fork func() error) error {
 
 // execIn is the shim's work: the dispositions, then the mask, then exec.
 // It returns only when the exec failed, with its errno.
-func execIn(st State, path string, argv, env []string) syscall.Errno {
+func execIn(st State, path string, argv, env []string, ready func()) syscall.Errno {
 	for n := syscall.Signal(1); n <= 64; n++ {
 		if n == syscall.SIGKILL || n == syscall.SIGSTOP {
 			continue
@@ -127,6 +127,9 @@ func execIn(st State, path string, argv, env []string) syscall.Errno {
 	runtime.LockOSThread() // exec keeps the mask of the thread that calls it
 	if _, err := setMask(st.Blocked); err != nil {
 		return err.(syscall.Errno)
+	}
+	if ready != nil {
+		ready()
 	}
 	err := syscall.Exec(path, argv, env)
 	if e, ok := err.(syscall.Errno); ok {

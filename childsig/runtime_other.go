@@ -14,7 +14,7 @@ import (
 func Inherited() State                        { return Default }
 func Ignoring(Set) Set                        { return 0 }
 func WithMask(_ Set, fork func() error) error { return fork() }
-func execIn(State, string, []string, []string) syscall.Errno {
+func execIn(State, string, []string, []string, func()) syscall.Errno {
 	return syscall.Errno(syscall.ENOSYS)
 }
 

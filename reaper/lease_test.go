@@ -107,7 +107,9 @@ func TestShimForkedAsRoot(t *testing.T) {
 	dir := testprog.PublicDir(t)
 	said := filepath.Join(dir, "uid")
 	script := filepath.Join(dir, "shim")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\nid -u >\"$SAID\"\n"), 0o755); err != nil {
+	// (then, as the real shim does before its exec, its ready byte on the
+	// error fd, 3)
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nid -u >\"$SAID\"\nprintf '\\377' >&3\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	hermes := &syscall.Credential{Uid: 10000, Gid: 10000, Groups: []uint32{10000, 44}}

@@ -237,8 +237,10 @@ func (r *Reaper) forkShim(argv0 string, argv []string, attr *syscall.ProcAttr, s
 	return pid, -1, perr
 }
 
-// awaitShim reads the shim's error pipe fd to its end: nothing when the
-// shim exec'd the program, the errno when that exec failed. It runs
+// awaitShim reads the shim's error pipe fd to its end (childsig.ShimOutcome):
+// its ready byte alone when the shim exec'd the program, an errno when a
+// step failed, nothing when it ended before (its status then goes to the
+// channel nobody reads, and Start fails). It runs
 // without mu: the shim runs as the child's user, who may stop it, and the
 // reaper goes on meanwhile. A shim still there after shimTimeout is killed
 // (it is registered and not reaped while it is in waiting, so the pid is
@@ -246,7 +248,7 @@ func (r *Reaper) forkShim(argv0 string, argv []string, attr *syscall.ProcAttr, s
 func (r *Reaper) awaitShim(pid, fd int) error {
 	defer syscall.Close(fd)
 	deadline := time.Now().Add(shimTimeout)
-	var b [4]byte
+	var b [5]byte
 	n := 0
 	for n < len(b) {
 		left := time.Until(deadline)
@@ -270,10 +272,7 @@ func (r *Reaper) awaitShim(pid, fd int) error {
 		}
 		n += m
 	}
-	if errno, failed := childsig.DecodeErrno(b[:n]); failed {
-		return errno
-	}
-	return nil
+	return childsig.ShimOutcome(b[:n])
 }
 
 // killShim kills the shim pid unless it has been reaped already.

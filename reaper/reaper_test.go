@@ -2,6 +2,7 @@ package reaper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -395,6 +396,26 @@ func statusMask(status, field string) childsig.Set {
 		return childsig.Set(m)
 	}
 	return ^childsig.Set(0)
+}
+
+// TestShimEndedBeforeExec: a shim that ends before its exec (its own Go
+// runtime could not make a thread under a pids limit: "fatal error:
+// newosproc", exit 2) fails Start, which says so; here a script that
+// exits 2 without its ready byte. Before, its end read as the program's
+// exec, and its exit 2 as the program's: main's exit status, made up.
+func TestShimEndedBeforeExec(t *testing.T) {
+	crasher := filepath.Join(t.TempDir(), "crasher")
+	if err := os.WriteFile(crasher, []byte("#!/bin/sh\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldExe := shimExe
+	shimExe = crasher
+	defer func() { shimExe = oldExe }()
+	r := newReaper(t)
+	shimmed := childsig.State{Ignored: childsig.Of(syscall.SIGUSR1)} // this process handles USR1: through the shim
+	if _, _, err := r.Start("/bin/true", []string{"true"}, &syscall.ProcAttr{}, shimmed); !errors.Is(err, childsig.ErrShimEnded) {
+		t.Errorf("Start through a shim that ended before its exec: %v, want %v", err, childsig.ErrShimEnded)
+	}
 }
 
 // TestStoppedShim: a shim that never execs (its user stopped it: SIGSTOP
