@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,12 +35,13 @@ type ID struct {
 // filesystem capabilities such as CAP_DAC_OVERRIDE when fsuid leaves 0, and
 // gives them back when it returns to 0). Afterwards the thread gets back the
 // identity it had, read back to check, and only then is it unlocked for the
-// runtime to reuse; otherwise the goroutine ends still locked, and the
-// runtime destroys the thread. Reusing it matters under a pids limit: a
-// thread the runtime cannot create ends hinit ("fatal error: newosproc"),
-// and a Do per log rotation destroyed one thread each time. fn must not start goroutines that expect the identity: they run
-// on other threads, with root's rights. A panic in fn is re-raised in the
-// caller.
+// runtime to reuse (unless more than keptThreads calls are under way);
+// otherwise the goroutine ends still locked, and the runtime destroys the
+// thread. Reusing it matters under a pids limit: a thread the runtime
+// cannot create ends hinit ("fatal error: newosproc"), and a Do per log
+// rotation destroyed one thread each time. fn must not start goroutines
+// that expect the identity: they run on other threads, with root's rights.
+// A panic in fn is re-raised in the caller.
 //
 // When hinit is not root (docker run --user, OpenShift's random uid) it cannot
 // switch: fn runs on the caller's goroutine with the process's own rights.
@@ -48,6 +50,8 @@ func Do(id ID, fn func() error) error {
 	if unix.Geteuid() != 0 {
 		return fn()
 	}
+	underWay.Add(1)
+	defer underWay.Add(-1)
 	done := make(chan result, 1)
 	go runLocked(id, fn, done)
 	r := <-done
@@ -56,6 +60,15 @@ func Do(id ID, fn func() error) error {
 	}
 	return r.err
 }
+
+// keptThreads is how many Do calls under way at once may each give their
+// thread back for reuse; the threads of a burst beyond them end, as every
+// one did before: the runtime keeps an idle thread for ever, and a
+// thousand services opening their log files at once left 300 of them.
+const keptThreads = 4
+
+// underWay counts the Do calls under way.
+var underWay atomic.Int32
 
 // result is what fn returned, or the panic it raised.
 type result struct {
@@ -91,8 +104,9 @@ var errGoexit = errors.New("function exited its goroutine")
 
 // runAs switches the calling thread, locked by the caller, to id, runs fn
 // there, switches the thread back to the identity it had and sends how fn
-// ended. The thread is unlocked only once its identity is back whole: any
-// other ends with this goroutine, still locked, and the runtime destroys it.
+// ended. The thread is unlocked only once its identity is back whole, and
+// only when at most keptThreads calls are under way: any other ends with
+// this goroutine, still locked, and the runtime destroys it.
 func runAs(id ID, fn func() error, done chan<- result) {
 	own, err := threadIdentity()
 	if err != nil {
@@ -104,7 +118,7 @@ func runAs(id ID, fn func() error, done chan<- result) {
 		if p := recover(); p != nil {
 			r = result{panic: p}
 		}
-		if switchThread(own) == nil {
+		if underWay.Load() <= keptThreads && switchThread(own) == nil {
 			runtime.UnlockOSThread()
 		}
 		done <- r

@@ -3,6 +3,7 @@ package asuser
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +19,9 @@ var errNotSwitched = errors.New("credentials did not change")
 func switchThread(id ID) error {
 	if err := setgroups(id.Groups); err != nil {
 		return fmt.Errorf("setgroups: %w", err)
+	}
+	if now, err := getgroups(); err != nil || !sameSet(now, id.Groups) {
+		return fmt.Errorf("setgroups: %w: want %v, have %v (%v)", errNotSwitched, id.Groups, now, err)
 	}
 	if err := setfs(unix.SYS_SETFSGID, id.GID); err != nil {
 		return fmt.Errorf("setfsgid: %w", err)
@@ -40,6 +44,18 @@ func threadIdentity() (ID, error) {
 	uid, _, _ := unix.RawSyscall(unix.SYS_SETFSUID, ^uintptr(0), 0, 0)
 	gid, _, _ := unix.RawSyscall(unix.SYS_SETFSGID, ^uintptr(0), 0, 0)
 	return ID{UID: int(uint32(uid)), GID: int(uint32(gid)), Groups: groups}, nil
+}
+
+// sameSet reports whether a and b hold the same ids (the kernel keeps
+// groups sorted, and drops none).
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // getgroups is the calling thread's supplementary groups.
