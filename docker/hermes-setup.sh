@@ -338,7 +338,7 @@ fix_ownership() {
 # follow_uid: after a UID change, what the old UID owns in the volume
 # becomes the new UID's, as stage2's `usermod -u N hermes` does for the
 # account's home (/opt/data): its backups, caches, checkpoints,
-# .hermes_history... are no allow-listed path, and were left to a UID
+# a user's notes... are no allow-listed path, and were left to a UID
 # hermes no longer has. As usermod: only when the volume's top dir was the
 # old or the new UID's ($home_uid, read before fix_ownership), the owner
 # alone (the group stays), a symlink itself, never followed; and, as

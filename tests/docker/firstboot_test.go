@@ -106,15 +106,15 @@ func TestRemapPUID(t *testing.T) {
 
 // TestRemapFollowsOldUID: PUID on a volume the s6 image (or this one)
 // left to UID 10000 gives the new UID what 10000 owned anywhere in it, as
-// stage2's `usermod -u` does for hermes' home: backups, checkpoints and
-// .hermes_history are no allow-listed path, and hermes could no longer
+// stage2's `usermod -u` does for hermes' home: backups, checkpoints and a
+// user's notes.md are no allow-listed path, and hermes could no longer
 // write them. The owner alone changes, as with usermod; a file of another
 // UID, a file with other hard links and what a symlink points to keep
 // theirs. A docker restart (the account already remapped) walks nothing.
 func TestRemapFollowsOldUID(t *testing.T) {
 	t.Parallel()
 	vol := volume(t)
-	seed(t, vol, `cd /opt/data && mkdir -p backups checkpoints/c1 other && touch .hermes_history backups/b.tar checkpoints/c1/f other/theirs linked &&
+	seed(t, vol, `cd /opt/data && mkdir -p backups checkpoints/c1 other && touch notes.md backups/b.tar checkpoints/c1/f other/theirs linked &&
 		ln linked backups/linked2 && ln -s /etc/hostname hostlink`)
 	if r := runOnce(t, []string{"-v", vol + ":/opt/data", "--entrypoint", "/bin/sh"}, "-c",
 		"chown 777:777 /opt/data/other/theirs && chown -h 10000:10000 /opt/data/hostlink"); r.code != 0 {
@@ -124,7 +124,7 @@ func TestRemapFollowsOldUID(t *testing.T) {
 	c.booted()
 	for p, want := range map[string]string{
 		"/opt/data/backups": "1234:10000", "/opt/data/backups/b.tar": "1234:10000",
-		"/opt/data/checkpoints/c1/f": "1234:10000", "/opt/data/.hermes_history": "1234:10000",
+		"/opt/data/checkpoints/c1/f": "1234:10000", "/opt/data/notes.md": "1234:10000",
 		"/opt/data/other": "1234:10000", "/opt/data/other/theirs": "777:777",
 		"/opt/data/linked": "10000:10000", "/opt/data/backups/linked2": "10000:10000",
 		"/opt/data/sessions": "1234:1234", "/etc/hostname": "0:0",
@@ -136,7 +136,7 @@ func TestRemapFollowsOldUID(t *testing.T) {
 	if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g /opt/data/hostlink")); got != "1234:10000" {
 		t.Errorf("the symlink itself owned by %s, want 1234:10000", got)
 	}
-	if r := c.exec("hermes", "sh", "-c", "echo q >>/opt/data/.hermes_history && touch /opt/data/backups/new"); r.code != 0 {
+	if r := c.exec("hermes", "sh", "-c", "echo q >>/opt/data/notes.md && touch /opt/data/backups/new"); r.code != 0 {
 		t.Errorf("hermes cannot write its own files after the remap: exit %d: %s", r.code, r.stderr)
 	}
 	want := "[hermes-setup] giving what UID 10000 owned in /opt/data to hermes' new UID 1234\n"
