@@ -22,10 +22,15 @@ import (
 // deadline. A service whose goroutine is stuck in a step (a write to a
 // hung volume) is given up on by then too, and named.
 func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
+	// The stop gives up on a stuck service at half the margin, so that
+	// the others, stopped meanwhile, still get the rest of it to flush and
+	// close their logs before hinit must be gone.
 	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(shutdownMargin))
 	defer cancel()
+	stopCtx, cancelStop := context.WithDeadline(ctx, deadline.Add(shutdownMargin/2))
+	defer cancelStop()
 	var wg sync.WaitGroup
-	wg.Go(func() { h.mgr.Shutdown(ctx, deadline) })
+	wg.Go(func() { h.mgr.Shutdown(stopCtx, deadline) })
 	wg.Go(func() { h.stopMain(deadline, mainSignalled) })
 	wg.Wait()
 	h.sweep(deadline)

@@ -114,24 +114,27 @@ func (g *Group) Remove(name string, requested bool) *Service {
 		g.order = slices.DeleteFunc(g.order, func(n string) bool { return slices.Contains(gone, n) })
 		g.membershipChanged()
 	}
+	var over *Service
+	if s != nil {
+		over = g.track(s) // with the name's removal: Shutdown and Wait never miss it
+	}
 	g.mu.Unlock()
 	if s != nil {
+		g.untrack(s, over)
 		s.Remove(requested)
 		if s.logger != nil {
 			go g.removeLogger(s, requested)
 		}
-		g.track(s)
 	}
 	return s
 }
 
-// track keeps s, removed, in stopping until it is gone, and kills the
-// oldest removed service not killed yet when more than Deps.MaxStopping
-// are still stopping.
-func (g *Group) track(s *Service) {
-	g.mu.Lock()
+// track keeps s, removed, in stopping until it is gone (untrack), and
+// returns the oldest removed service not killed yet when more than
+// Deps.MaxStopping are still stopping. Caller holds mu, and calls untrack
+// once it has let go of it.
+func (g *Group) track(s *Service) (over *Service) {
 	g.stopping = append(g.stopping, stoppingService{s: s})
-	var over *Service
 	if max := g.deps.MaxStopping; max > 0 && len(g.stopping) > max {
 		for i := range g.stopping {
 			if !g.stopping[i].killed {
@@ -140,7 +143,12 @@ func (g *Group) track(s *Service) {
 			}
 		}
 	}
-	g.mu.Unlock()
+	return over
+}
+
+// untrack drops s from stopping once it is gone, and kills over, what
+// track returned, now.
+func (g *Group) untrack(s, over *Service) {
 	go func() {
 		<-s.Done()
 		g.mu.Lock()
@@ -174,6 +182,11 @@ func (g *Group) Wait(ctx context.Context) (running []string) {
 	}
 	g.mu.Unlock()
 	for _, s := range all {
+		select {
+		case <-s.Done():
+			continue // gone, even when ctx has ended too
+		default:
+		}
 		select {
 		case <-s.Done():
 		case <-ctx.Done():

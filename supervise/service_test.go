@@ -838,35 +838,93 @@ func TestRestartNowUnderRestartNever(t *testing.T) {
 	}
 }
 
+// stuckGroup is a group whose planned-stop markers hang until the test
+// ends (a hung $HERMES_HOME volume): entered is closed when the first
+// marker write begins. cancel ends the services' goroutines, as
+// pid1.shutdown's cancelSvcs does.
+func stuckGroup(t *testing.T) (g *Group, entered chan struct{}, cancel context.CancelFunc) {
+	var logged testprog.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	rp := reaper.New(log)
+	go rp.Run(ctx)
+	entered, hung := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	deps := &Deps{Spawner: rp, Log: log, Root: os.Getuid() == 0,
+		Environ: func() map[string]string { return map[string]string{"PATH": os.Getenv("PATH"), "HINIT_TESTPROG": "1"} },
+		Marker: func(string, int, *account.Account) error {
+			once.Do(func() { close(entered) })
+			<-hung
+			return nil
+		}}
+	t.Cleanup(func() { close(hung); cancel() })
+	return NewGroup(ctx, deps), entered, cancel
+}
+
+// gateway is a service whose requested stop writes a planned-stop marker.
+func gateway(t *testing.T, name string) *config.Service {
+	d := def(name, "sleep", "inf")
+	d.Stop.PlannedStopMarker = filepath.Join(t.TempDir(), "marker")
+	return d
+}
+
+// shutDown shuts g down as pid1.shutdown does: the stop given up on at
+// half the margin past deadline, the services' goroutines ended, then the
+// wait for them until the margin's end. It returns what Wait named.
+func shutDown(g *Group, cancel context.CancelFunc, deadline time.Time) []string {
+	ctx, cancelWait := context.WithDeadline(context.Background(), deadline.Add(time.Second))
+	defer cancelWait()
+	stopCtx, cancelStop := context.WithDeadline(ctx, deadline.Add(500*time.Millisecond))
+	defer cancelStop()
+	g.Shutdown(stopCtx, deadline)
+	cancel()
+	return g.Wait(ctx)
+}
+
 // A service goroutine stuck in a step (here the planned-stop marker of a
 // user's stop, on a hung volume) holds neither Group.Shutdown nor
-// Group.Wait past their ctx, which names it: the container exits by its
-// deadline. Before, both waited for it for ever, and hinit with them until
-// docker's SIGKILL, main's exit status lost.
+// Group.Wait past their ctx, and Wait names it, and it alone: a service
+// that stopped meanwhile is waited for. Before, both waited for the stuck
+// one for ever, and hinit with them until docker's SIGKILL, main's exit
+// status lost.
 func TestShutdownGivesUpOnAStuckService(t *testing.T) {
-	f := newFixture(t)
-	entered, hung := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(hung) }) // before the fixture's own shutdown
-	f.group.deps.Marker = func(string, int, *account.Account) error {
-		close(entered)
-		<-hung
-		return nil
+	g, entered, cancel := stuckGroup(t)
+	s, err := g.Add(gateway(t, "gw"), true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	d := def("gw", "sleep", "inf")
-	d.Stop.PlannedStopMarker = filepath.Join(t.TempDir(), "marker")
-	s := f.add(d, true)
+	ok, err := g.Add(def("ok", "sleep", "inf"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	waitState(t, s, StateUp)
+	waitState(t, ok, StateUp)
 	go s.Stop(true) // a user's stop: the marker first
 	<-entered
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	f.group.Shutdown(ctx, time.Now().Add(100*time.Millisecond))
-	if ctx.Err() == nil {
-		t.Fatal("Shutdown returned before its ctx ended, with the service's goroutine stuck")
+	if running := shutDown(g, cancel, time.Now().Add(100*time.Millisecond)); !slices.Equal(running, []string{"gw"}) {
+		t.Errorf("Wait: %q still running, want [gw]", running)
 	}
-	wctx, wcancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer wcancel()
-	if running := f.group.Wait(wctx); !slices.Equal(running, []string{"gw"}) {
+	select {
+	case <-ok.Done():
+	default:
+		t.Error("the service that stopped was not waited for")
+	}
+}
+
+// A service removed while its goroutine is stuck is still one Shutdown
+// stops and Wait names. Before, Remove tracked it only once its goroutine
+// had taken the removal: it dropped out of the shutdown, its process left
+// to the sweep, its log unwaited for.
+func TestRemovedWhileStuckIsWaitedFor(t *testing.T) {
+	g, entered, cancel := stuckGroup(t)
+	s, err := g.Add(gateway(t, "gw"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, s, StateUp)
+	go g.Remove("gw", true) // requested: the marker first
+	<-entered
+	if running := shutDown(g, cancel, time.Now().Add(100*time.Millisecond)); !slices.Equal(running, []string{"gw"}) {
 		t.Errorf("Wait: %q still running, want [gw]", running)
 	}
 }
