@@ -410,13 +410,16 @@ api_key() {
 	env_file=$HERMES_HOME/.env
 	top_file "$env_file" || return 0
 	shared "$env_file" && return 0
-	grep -q '^API_SERVER_KEY=..*' "$env_file" && return 0
+	# Every read of a name in hermes' dir is bounded (timeout): swapped for
+	# a FIFO meanwhile by a hermes process of another container, it held
+	# the boot until the hook's own timeout stopped the container.
+	timeout 5 grep -q '^API_SERVER_KEY=..*' "$env_file" && return 0
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	# hermes' .env, in hermes' dir, is written as hermes: a name swapped
 	# meanwhile (the copy mktemp made, .env itself) by a hermes process of
 	# another container on the volume then leads nowhere root may write.
 	if is_root && [ "$(stat -c %u "$env_file")" = "$HUID" ]; then
-		if API_SERVER_KEY_NEW=$key as_hermes sh -c "$ADD_KEY" sh "$env_file"; then
+		if API_SERVER_KEY_NEW=$key as_hermes timeout 10 sh -c "$ADD_KEY" sh "$env_file"; then
 			say "generated API_SERVER_KEY in $env_file"
 		else
 			say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
@@ -431,7 +434,7 @@ api_key() {
 		say "warning: cannot add API_SERVER_KEY to $env_file: it is not hermes' (uid $(stat -c %u "$env_file")); the API server has no key until .env has one"
 		return 0
 	fi
-	if API_SERVER_KEY_NEW=$key sh -c "$ADD_KEY" sh "$env_file"; then
+	if API_SERVER_KEY_NEW=$key timeout 10 sh -c "$ADD_KEY" sh "$env_file"; then
 		say "generated API_SERVER_KEY in $env_file"
 	else
 		say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
@@ -470,8 +473,9 @@ nl=
 stale_stamp() {
 	p=$HERMES_HOME/.install_method
 	top_file "$p" || return 0
-	# (its first bytes only: the hermes user may have made it huge)
-	[ "$(head -c 64 "$p" 2>/dev/null | tr -d '[:space:]')" = docker ] || return 0
+	# (its first bytes only, and bounded: the hermes user may have made it
+	# huge, or swapped it for a FIFO)
+	[ "$(timeout 5 head -c 64 "$p" 2>/dev/null | tr -d '[:space:]')" = docker ] || return 0
 	if rm -f "$p" 2>/dev/null; then
 		say "removed the stale docker stamp $p"
 	else
