@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,11 +34,13 @@ type ID struct {
 // filesystem capabilities such as CAP_DAC_OVERRIDE when fsuid leaves 0, and
 // gives them back when it returns to 0). Afterwards the thread gets back the
 // identity it had, read back to check, and only then is it unlocked for the
-// runtime to reuse (unless more than keptThreads calls are under way);
-// otherwise the goroutine ends still locked, and the runtime destroys the
-// thread. Reusing it matters under a pids limit: a thread the runtime
-// cannot create ends hinit ("fatal error: newosproc"), and a Do per log
-// rotation destroyed one thread each time. fn must not start goroutines
+// runtime to reuse; otherwise the goroutine ends still locked, and the
+// runtime destroys the thread. At most maxSwitched calls run at once, each
+// on a thread of its own; the others wait for their turn. Both matter under
+// a pids limit, where a thread the runtime cannot create ends hinit ("fatal
+// error: newosproc"): a Do per log rotation destroyed one thread each time,
+// and ten logs rotating at once needed ten threads more. fn must not call
+// Do (it would wait for a turn its caller holds), nor start goroutines
 // that expect the identity: they run on other threads, with root's rights.
 // A panic in fn is re-raised in the caller.
 //
@@ -50,8 +51,8 @@ func Do(id ID, fn func() error) error {
 	if unix.Geteuid() != 0 {
 		return fn()
 	}
-	underWay.Add(1)
-	defer underWay.Add(-1)
+	turns <- struct{}{}
+	defer func() { <-turns }()
 	done := make(chan result, 1)
 	go runLocked(id, fn, done)
 	r := <-done
@@ -61,14 +62,16 @@ func Do(id ID, fn func() error) error {
 	return r.err
 }
 
-// keptThreads is how many Do calls under way at once may each give their
-// thread back for reuse; the threads of a burst beyond them end, as every
-// one did before: the runtime keeps an idle thread for ever, and a
-// thousand services opening their log files at once left 300 of them.
-const keptThreads = 4
+// maxSwitched is how many Do calls run at once. A burst of them (a
+// thousand services opening their log files at once) made as many
+// threads, which the runtime keeps idle for ever once they are given back
+// (300 of them). Four cover a few logs rotating together; a fifth call
+// waits for a turn, and only a volume that hangs four calls at once
+// makes the next wait for it too, as everything on that volume does.
+const maxSwitched = 4
 
-// underWay counts the Do calls under way.
-var underWay atomic.Int32
+// turns holds one token per Do call running.
+var turns = make(chan struct{}, maxSwitched)
 
 // result is what fn returned, or the panic it raised.
 type result struct {
@@ -104,9 +107,9 @@ var errGoexit = errors.New("function exited its goroutine")
 
 // runAs switches the calling thread, locked by the caller, to id, runs fn
 // there, switches the thread back to the identity it had and sends how fn
-// ended. The thread is unlocked only once its identity is back whole, and
-// only when at most keptThreads calls are under way: any other ends with
-// this goroutine, still locked, and the runtime destroys it.
+// ended. The thread is unlocked only once its identity is back whole: any
+// other ends with this goroutine, still locked, and the runtime destroys
+// it.
 func runAs(id ID, fn func() error, done chan<- result) {
 	own, err := threadIdentity()
 	if err != nil {
@@ -118,7 +121,7 @@ func runAs(id ID, fn func() error, done chan<- result) {
 		if p := recover(); p != nil {
 			r = result{panic: p}
 		}
-		if underWay.Load() <= keptThreads && switchThread(own) == nil {
+		if switchThread(own) == nil {
 			runtime.UnlockOSThread()
 		}
 		done <- r

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -226,4 +228,58 @@ func statusLine(status, key string) string {
 		}
 	}
 	return ""
+}
+
+// TestDoRunsFourAtOnce: at most maxSwitched calls run at once, each on a
+// thread of its own; the others wait for their turn. Ten logs rotating at
+// once needed ten threads, which under a pids limit ended hinit.
+func TestDoRunsFourAtOnce(t *testing.T) {
+	requireRoot(t)
+	var now, most atomic.Int32
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	for range 20 {
+		wg.Go(func() {
+			Do(alice, func() error {
+				n := now.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				<-release
+				now.Add(-1)
+				return nil
+			})
+		})
+	}
+	testprog.WaitFor(t, 5*time.Second, "four calls running", func() bool { return now.Load() == maxSwitched })
+	close(release)
+	wg.Wait()
+	if m := most.Load(); m != maxSwitched {
+		t.Errorf("%d calls ran at once, want %d", m, maxSwitched)
+	}
+}
+
+// TestDoRefusesKeptCaps: under SECBIT_NO_SETUID_FIXUP the kernel keeps the
+// filesystem capabilities when fsuid leaves 0, and fn would run with
+// root's rights on the user's files: Do fails instead, fn never run. The
+// test runs itself again under setpriv with that bit.
+func TestDoRefusesKeptCaps(t *testing.T) {
+	requireRoot(t)
+	if os.Getenv("ASUSER_TEST_SECUREBIT") == "" {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("needs setpriv (util-linux)")
+		}
+		cmd := exec.Command(setpriv, "--securebits", "+no_setuid_fixup", os.Args[0], "-test.run", "^TestDoRefusesKeptCaps$", "-test.v")
+		cmd.Env = append(os.Environ(), "ASUSER_TEST_SECUREBIT=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestDoRefusesKeptCaps") {
+			t.Fatalf("under SECBIT_NO_SETUID_FIXUP: %v\n%s", err, out)
+		}
+		return
+	}
+	ran := false
+	err := Do(alice, func() error { ran = true; return nil })
+	if !errors.Is(err, errNotSwitched) || ran {
+		t.Errorf("Do with the filesystem capabilities kept: %v, fn ran: %v; want errNotSwitched and no run", err, ran)
+	}
 }

@@ -29,7 +29,32 @@ func switchThread(id ID) error {
 	if err := setfs(unix.SYS_SETFSUID, id.UID); err != nil {
 		return fmt.Errorf("setfsuid: %w", err)
 	}
+	if id.UID != 0 {
+		// The kernel drops these from the effective set when fsuid leaves
+		// 0, unless SECBIT_NO_SETUID_FIXUP says otherwise: fn would then
+		// run with root's rights on the user's files.
+		if kept, err := fsCapsKept(); err != nil || kept {
+			return fmt.Errorf("filesystem capabilities kept after setfsuid (SECBIT_NO_SETUID_FIXUP?): %w (%v)", errNotSwitched, err)
+		}
+	}
 	return nil
+}
+
+// fsCaps are the capabilities the kernel drops from a thread's effective
+// set when its fsuid leaves 0 (capabilities(7)).
+const fsCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH | 1<<unix.CAP_FOWNER |
+	1<<unix.CAP_FSETID | 1<<unix.CAP_LINUX_IMMUTABLE | 1<<unix.CAP_MKNOD | 1<<unix.CAP_MAC_OVERRIDE
+
+// fsCapsKept reports whether the calling thread still has any of fsCaps
+// in its effective set.
+func fsCapsKept() (bool, error) {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3} // Pid 0: this thread
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false, err
+	}
+	eff := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
+	return eff&fsCaps != 0, nil
 }
 
 // threadIdentity is the calling thread's supplementary groups, fsgid and
