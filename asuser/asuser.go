@@ -107,13 +107,24 @@ var errGoexit = errors.New("function exited its goroutine")
 
 // runAs switches the calling thread, locked by the caller, to id, runs fn
 // there, switches the thread back to the identity it had and sends how fn
-// ended. The thread is unlocked only once its identity is back whole: any
-// other ends with this goroutine, still locked, and the runtime destroys
-// it.
+// ended. The thread is unlocked only once its identity and its signal mask
+// are back whole: any other ends with this goroutine, still locked, and the
+// runtime destroys it.
+//
+// While fn runs the thread blocks every signal: one stuck in a system call
+// on a hung volume (NFS, FUSE) cannot take a signal, and the kernel, which
+// gives a process's signal to one thread, left SIGCHLD pending on it while
+// no other thread heard of it: PID 1 reaped nothing, not even main, until
+// another signal came.
 func runAs(id ID, fn func() error, done chan<- result) {
 	own, err := threadIdentity()
 	if err != nil {
 		done <- result{err: fmt.Errorf("read the thread's identity: %w", err)}
+		return
+	}
+	mask, err := blockSignals()
+	if err != nil {
+		done <- result{err: fmt.Errorf("block the thread's signals: %w", err)}
 		return
 	}
 	r := result{err: errGoexit}
@@ -121,7 +132,7 @@ func runAs(id ID, fn func() error, done chan<- result) {
 		if p := recover(); p != nil {
 			r = result{panic: p}
 		}
-		if switchThread(own) == nil {
+		if switchThread(own) == nil && setSignalMask(mask) == nil {
 			runtime.UnlockOSThread()
 		}
 		done <- r

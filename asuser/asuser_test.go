@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,6 +186,7 @@ func TestDoKeepsItsThreads(t *testing.T) {
 		}
 	}
 	before := fsuids(t)
+	masks := sigBlk(t)
 	for range 50 {
 		if err := Do(bobsGroups, func() error { return nil }); err != nil {
 			t.Fatal(err)
@@ -203,6 +205,9 @@ func TestDoKeepsItsThreads(t *testing.T) {
 		}
 		if uid, gid := statusField(string(b), "Uid:", 3), statusField(string(b), "Gid:", 3); uid != 0 || gid != 0 {
 			t.Errorf("thread %s has fsuid:fsgid %d:%d after Do, want 0:0", tid, uid, gid)
+		}
+		if m, ok := masks[tid]; ok && statusLine(string(b), "SigBlk:") != m {
+			t.Errorf("thread %s blocks %s after Do, %s before", tid, statusLine(string(b), "SigBlk:"), m)
 		}
 		if g := statusLine(string(b), "Groups:"); g != statusLine(procStatus(t), "Groups:") {
 			t.Errorf("thread %s has groups %q after Do, want the process's %q", tid, g, statusLine(procStatus(t), "Groups:"))
@@ -281,5 +286,42 @@ func TestDoRefusesKeptCaps(t *testing.T) {
 	err := Do(alice, func() error { ran = true; return nil })
 	if !errors.Is(err, errNotSwitched) || ran {
 		t.Errorf("Do with the filesystem capabilities kept: %v, fn ran: %v; want errNotSwitched and no run", err, ran)
+	}
+}
+
+// sigBlk is each thread's blocked signals, by tid.
+func sigBlk(t *testing.T) map[string]string {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	masks := map[string]string{}
+	for _, task := range tasks {
+		if b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status")); err == nil {
+			masks[task.Name()] = statusLine(string(b), "SigBlk:")
+		}
+	}
+	return masks
+}
+
+// TestDoBlocksSignals: fn runs with every signal blocked on its thread, so
+// that a thread stuck on a hung volume never takes the process's SIGCHLD
+// (PID 1 reaped nothing until another signal came).
+func TestDoBlocksSignals(t *testing.T) {
+	requireRoot(t)
+	var blocked string
+	err := Do(alice, func() error {
+		b, err := os.ReadFile("/proc/thread-self/status")
+		blocked = statusLine(string(b), "SigBlk:")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := strconv.ParseUint(blocked, 16, 64)
+	for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGURG} {
+		if err != nil || m&(1<<(sig-1)) == 0 {
+			t.Errorf("SigBlk %s (%v) while fn runs: %v not blocked", blocked, err, sig)
+		}
 	}
 }

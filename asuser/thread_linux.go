@@ -132,3 +132,24 @@ func setfs(trap uintptr, id int) error {
 	}
 	return nil
 }
+
+// blockSignals blocks every signal on the calling thread (the kernel keeps
+// SIGKILL and SIGSTOP, and a fault the thread causes, deliverable) and
+// returns the mask it had.
+func blockSignals() (old uint64, err error) {
+	all := ^uint64(0)
+	if _, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK,
+		uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); errno != 0 {
+		return 0, errno
+	}
+	return old, nil
+}
+
+// setSignalMask sets the calling thread's signal mask.
+func setSignalMask(m uint64) error {
+	if _, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK,
+		uintptr(unsafe.Pointer(&m)), 0, 8, 0, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}

@@ -225,7 +225,7 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 		r.writeMarker()
 	}
 	sig := stopSignal(r.proc.def)
-	r.deps.Log.Debug("stopping", "svc", r.name, "pid", r.proc.pid, "signal", sig)
+	r.deps.Log.Debug("stopping", "svc", r.name, "pid", r.proc.pid, "signal", signame.Text(sig))
 	if err := syscall.Kill(r.proc.pid, sig); err != nil && err != syscall.ESRCH {
 		err = fmt.Errorf("send %s to pid %d: %w (hinit needs CAP_KILL to stop other users' processes)",
 			signame.Text(sig), r.proc.pid, err)
