@@ -124,10 +124,12 @@ func TestHealthcheck(t *testing.T) {
 func TestPidsLimit(t *testing.T) {
 	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), "hinit.yaml")
-	// read -t on a FIFO opened read-write: a wait that needs no fork.
+	// read -t on a FIFO opened read-write: a wait that needs no fork. The
+	// hog takes the pids once main has started (its mark), so that main's
+	// own start never competes with it.
 	yaml := `user: hermes
 services:
-  hog: {command: [bash, -c, 'mkfifo /tmp/h 2>/dev/null; read -t 1 <> /tmp/h; i=0; while [ $i -lt 40 ]; do sleep 6 & i=$((i+1)); done 2>/dev/null; wait; exec sleep 100'], restart: always}
+  hog: {command: [bash, -c, 'mkfifo /tmp/h 2>/dev/null; until [ -e /tmp/main-up ]; do read -t 0.05 <> /tmp/h; done; i=0; while [ $i -lt 60 ]; do sleep 6 & i=$((i+1)); done 2>/dev/null; wait; exec sleep 100'], restart: always}
   chatty: {command: [bash, -c, 'while :; do echo "chatty line chatty line chatty line"; done'], log: {dir: /tmp/chatty, max_size: 256KiB, keep: 2, console: false}}
   crashy: {command: [sh, -c, 'echo crashy run; exit 1'], restart: always, backoff: {initial: 100ms, max: 1s, reset_after: 10s}}
 `
@@ -137,8 +139,8 @@ services:
 	if err := os.Chmod(cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := runOnce(t, []string{"--pids-limit", "20", "-v", cfg + ":/etc/hinit/hinit.yaml:ro"},
-		"bash", "-c", "mkfifo /tmp/w && read -t 8 <> /tmp/w; exit 33")
+	r := runOnce(t, []string{"--pids-limit", "40", "-v", cfg + ":/etc/hinit/hinit.yaml:ro"},
+		"bash", "-c", "mkfifo /tmp/w && : >/tmp/main-up && read -t 8 <> /tmp/w; exit 33")
 	if r.code != 33 || strings.Contains(r.stderr, "fatal error") {
 		t.Errorf("exit %d, want main's 33:\n%s", r.code, r.stderr)
 	}
