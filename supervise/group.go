@@ -170,16 +170,7 @@ func (g *Group) untrack(s, over *Service) {
 // hung volume) must not keep the container from exiting.
 func (g *Group) Wait(ctx context.Context) (running []string) {
 	g.mu.Lock()
-	all := make([]*Service, 0, len(g.order)+len(g.stopping)+len(g.draining))
-	for _, n := range g.order {
-		all = append(all, g.services[n])
-	}
-	for _, e := range g.stopping {
-		all = append(all, e.s)
-	}
-	for l := range g.draining {
-		all = append(all, l)
-	}
+	all := g.everyService()
 	g.mu.Unlock()
 	for _, s := range all {
 		select {
@@ -194,6 +185,25 @@ func (g *Group) Wait(ctx context.Context) (running []string) {
 		}
 	}
 	return running
+}
+
+// everyService is every service whose goroutine may still run: those
+// listed, in the order they were added, then the removed ones still
+// stopping and the loggers of removed services still draining (stopped at
+// shutdown as any, and waited for). One snapshot under mu, so that a
+// service removed meanwhile is in it once. Caller holds mu.
+func (g *Group) everyService() []*Service {
+	all := make([]*Service, 0, len(g.order)+len(g.stopping)+len(g.draining))
+	for _, n := range g.order {
+		all = append(all, g.services[n])
+	}
+	for _, e := range g.stopping {
+		all = append(all, e.s)
+	}
+	for l := range g.draining {
+		all = append(all, l)
+	}
+	return all
 }
 
 // List returns the services in the order they were added.
@@ -216,15 +226,8 @@ func (g *Group) List() []*Service {
 func (g *Group) Shutdown(ctx context.Context, deadline time.Time) {
 	g.mu.Lock()
 	g.closed = true
-	var draining []*Service // their services are removed: stopped as any
-	for l := range g.draining {
-		draining = append(draining, l)
-	}
-	for _, e := range g.stopping { // removed, still stopping: the deadline holds for them too
-		draining = append(draining, e.s)
-	}
+	list := g.everyService()
 	g.mu.Unlock()
-	list := append(g.List(), draining...)
 	loggers := map[*Service]bool{}
 	for _, s := range list {
 		if s.logger != nil {
