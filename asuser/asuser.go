@@ -102,6 +102,30 @@ func runLocked(id ID, fn func() error, done chan<- result) {
 	runtime.UnlockOSThread()
 }
 
+// Quiet runs fn on the calling goroutine, locked to its thread, with every
+// signal blocked on that thread meanwhile; the thread's mask is put back
+// after, and only then is the thread unlocked (otherwise it ends with the
+// goroutine). It is for work that may sleep in the kernel on a volume that
+// hangs (a log's write(2) to NFS or FUSE): the kernel gives a signal for
+// the process to one thread, and one asleep there holds it (runAs says
+// how PID 1 then reaped nothing), while with the signal blocked it goes
+// to another thread. Do's fn runs quiet already.
+func Quiet(fn func()) {
+	runtime.LockOSThread()
+	mask, err := blockSignals()
+	if err != nil { // the mask is unchanged: fn runs as it would have
+		runtime.UnlockOSThread()
+		fn()
+		return
+	}
+	defer func() {
+		if setSignalMask(mask) == nil {
+			runtime.UnlockOSThread()
+		}
+	}()
+	fn()
+}
+
 // errGoexit reports an fn that called runtime.Goexit (t.FailNow, say).
 var errGoexit = errors.New("function exited its goroutine")
 

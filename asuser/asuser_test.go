@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -324,4 +325,33 @@ func TestDoBlocksSignals(t *testing.T) {
 			t.Errorf("SigBlk %s (%v) while fn runs: %v not blocked", blocked, err, sig)
 		}
 	}
+}
+
+// TestQuietBlocksSignals: fn runs with every signal blocked on its thread,
+// and the thread's mask is its own again afterwards. No root needed.
+func TestQuietBlocksSignals(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before := statusLine(threadStatus(t), "SigBlk:")
+	var during string
+	Quiet(func() { during = statusLine(threadStatus(t), "SigBlk:") })
+	m, err := strconv.ParseUint(during, 16, 64)
+	for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGURG} {
+		if err != nil || m&(1<<(sig-1)) == 0 {
+			t.Errorf("SigBlk %s (%v) while fn runs: %v not blocked", during, err, sig)
+		}
+	}
+	if after := statusLine(threadStatus(t), "SigBlk:"); after != before {
+		t.Errorf("SigBlk %s after Quiet, %s before", after, before)
+	}
+}
+
+// threadStatus is /proc/thread-self/status.
+func threadStatus(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/thread-self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

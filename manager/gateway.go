@@ -184,7 +184,9 @@ func (m *Manager) recordDesired(s *supervise.Service, verb string, once bool) er
 	if errors.Is(err, fs.ErrNotExist) {
 		// No profile dir (hermes profile delete removed it first): no
 		// boot will start a gateway for it, there is nothing to keep.
-		if _, serr := os.Lstat(filepath.Dir(path)); errors.Is(serr, fs.ErrNotExist) { // the profile dir
+		var serr error
+		asuser.Quiet(func() { _, serr = os.Lstat(filepath.Dir(path)) }) // the profile dir, on hermes' volume
+		if errors.Is(serr, fs.ErrNotExist) {
 			return nil
 		}
 	}

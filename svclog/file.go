@@ -43,6 +43,12 @@ const retryEvery = time.Second
 // the dir it opened. The path is looked up again at most once per
 // retryEvery while lines flow; when it no longer names that dir (moved
 // away, deleted), the dir is created again and writing goes on there.
+//
+// The dir is hermes' own, on a volume that may hang (NFS, FUSE): every
+// system call on it runs on a thread that takes no signal meanwhile, in
+// asuser.Do (open, rotation) or asuser.Quiet (the rest: write, the checks,
+// close). A thread asleep in the kernel there would hold a SIGCHLD or a
+// SIGTERM the kernel gave it, and hinit would not hear of it (asuser.Quiet).
 type fileWriter struct {
 	dir     string
 	owner   asuser.ID
@@ -87,7 +93,9 @@ func (w *fileWriter) write(ls []line) (int, error) {
 			return done, err
 		}
 		buf, ends := w.fill(ls[done:])
-		n, err := w.f.Write(buf)
+		var n int
+		var err error
+		asuser.Quiet(func() { n, err = w.f.Write(buf) })
 		w.size += int64(n)
 		if err != nil {
 			whole := 0
@@ -132,8 +140,12 @@ func entrySize(l line) int64 { return int64(len(stampLayout) + 1 + len(l.text) +
 
 // ready makes sure current is open and has room for n more bytes.
 func (w *fileWriter) ready(n int64) error {
-	if w.f != nil && (!w.now().Before(w.checkAt) || w.unlinked()) {
-		w.recheck()
+	if w.f != nil {
+		asuser.Quiet(func() {
+			if !w.now().Before(w.checkAt) || w.unlinked() {
+				w.recheck()
+			}
+		})
 	}
 	if w.f == nil {
 		if err := w.open(); err != nil {
@@ -292,8 +304,10 @@ func (w *fileWriter) openCurrent() error {
 
 // close closes current and the dir, when the output finishes.
 func (w *fileWriter) close() {
-	w.closeCurrent()
-	w.closeDir()
+	asuser.Quiet(func() {
+		w.closeCurrent()
+		w.closeDir()
+	})
 }
 
 func (w *fileWriter) closeCurrent() {

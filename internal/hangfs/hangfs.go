@@ -1,0 +1,156 @@
+// Package hangfs mounts, for tests, a FUSE file system that passes through
+// to a directory until told to hang: from then on every write(2) on it
+// sleeps in the kernel, as one on an NFS or FUSE volume whose server no
+// longer answers, until the test ends. It needs root and /dev/fuse; the
+// test is skipped, with the reason, without them.
+package hangfs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// FS is one mounted hangfs.
+type FS struct {
+	Dir     string // the mount point
+	Backing string // the directory it passes through to
+
+	mu      sync.Mutex
+	hung    bool
+	release chan struct{} // closed by Release: hung writes go on
+	once    sync.Once
+	stuck   chan int // the thread of each write that hangs
+}
+
+// Mount mounts a hangfs over a fresh directory for the test's duration.
+func Mount(t testing.TB) *FS {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("hangfs needs root to mount FUSE")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("hangfs needs /dev/fuse: %v", err)
+	}
+	top := t.TempDir()
+	h := &FS{Dir: filepath.Join(top, "mnt"), Backing: filepath.Join(top, "backing"),
+		release: make(chan struct{}), stuck: make(chan int, 64)}
+	for _, d := range []string{h.Dir, h.Backing} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(h.Backing, &st); err != nil {
+		t.Fatal(err)
+	}
+	root := &fs.LoopbackRoot{Path: h.Backing, Dev: st.Dev}
+	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
+		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, h: h}
+	}
+	root.RootNode = root.NewNode(root, nil, "", &st)
+	server, err := fs.Mount(h.Dir, root.RootNode, &fs.Options{MountOptions: fuse.MountOptions{
+		DirectMountStrict: true, AllowOther: true, FsName: "hangfs", Name: "hangfs"}})
+	if err != nil {
+		t.Skipf("hangfs: cannot mount FUSE here: %v", err)
+	}
+	t.Cleanup(func() {
+		h.Release()
+		if err := server.Unmount(); err != nil {
+			t.Errorf("hangfs: unmount %s: %v", h.Dir, err)
+		}
+	})
+	return h
+}
+
+// Hang makes every write from now on sleep in the kernel until the test
+// ends.
+func (h *FS) Hang() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.hung = true
+}
+
+// Release lets the writes that hang go on, and every write after them.
+func (h *FS) Release() {
+	h.once.Do(func() { close(h.release) })
+}
+
+// Stuck delivers the thread id of each write that hangs, once the writer
+// is asleep in the kernel waiting for the answer.
+func (h *FS) Stuck() <-chan int { return h.stuck }
+
+// node is a loopback node whose writes hang once the FS is hung.
+type node struct {
+	fs.LoopbackNode
+	h *FS
+}
+
+var (
+	_ fs.NodeWriter  = (*node)(nil)
+	_ fs.NodeCreater = (*node)(nil)
+	_ fs.NodeOpener  = (*node)(nil)
+)
+
+// Create and Open hand out the loopback's file through file, which the
+// kernel cannot pass through to the backing file (FUSE passthrough, Linux
+// 6.9): every write must reach Write.
+func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
+	in, fh, fl, errno := n.LoopbackNode.Create(ctx, name, flags, mode, out)
+	if fh != nil {
+		fh = file{fh}
+	}
+	return in, fh, fl, errno
+}
+
+func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	fh, fl, errno := n.LoopbackNode.Open(ctx, flags)
+	if fh != nil {
+		fh = file{fh}
+	}
+	return fh, fl, errno
+}
+
+// file is a loopback file without its passthrough descriptor.
+type file struct{ fh fs.FileHandle }
+
+func (f file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return f.fh.(fs.FileReader).Read(ctx, dest, off)
+}
+
+func (f file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	return f.fh.(fs.FileWriter).Write(ctx, data, off)
+}
+
+func (f file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
+	return f.fh.(fs.FileGetattrer).Getattr(ctx, out)
+}
+
+func (f file) Flush(ctx context.Context) syscall.Errno { return f.fh.(fs.FileFlusher).Flush(ctx) }
+
+func (f file) Release(ctx context.Context) syscall.Errno { return f.fh.(fs.FileReleaser).Release(ctx) }
+
+func (n *node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	n.h.mu.Lock()
+	hung := n.h.hung
+	n.h.mu.Unlock()
+	if hung {
+		if c, ok := ctx.(*fuse.Context); ok {
+			select {
+			case n.h.stuck <- int(c.Caller.Pid):
+			default:
+			}
+		}
+		<-n.h.release
+	}
+	if w, ok := fh.(fs.FileWriter); ok {
+		return w.Write(ctx, data, off)
+	}
+	return 0, syscall.EBADF
+}
