@@ -22,7 +22,8 @@ func testServices() []control.Status {
 	return []control.Status{
 		{Name: "main", State: "up", Want: "up", PID: 17, Since: ago(4*24*time.Hour + 3*time.Hour + 12*time.Minute), Ready: true, Source: "static"},
 		{Name: "dashboard", State: "up", Want: "up", PID: 4242, Since: ago(3*time.Minute + 12*time.Second), UpSince: ago(3*time.Minute + 20*time.Second), Ready: true, Restarts: 2,
-			LastExit: exit(143, "", 3*time.Minute), Reason: "restarted after exit 143", Source: "static", LogPath: "/var/log/dashboard/current"},
+			LastExit: exit(143, "", 3*time.Minute), Reason: "restarted after exit 143", Source: "static", LogPath: "/var/log/dashboard/current",
+			LostLines: 1234},
 		{Name: "gateway-coder", State: "starting", Want: "up", PID: 5001, Since: ago(2 * time.Second), Source: "template:gateway"},
 		{Name: "gateway-default", State: "up", Want: "up", PID: 5002, Since: ago(2*time.Hour + 5*time.Minute), Ready: true, Source: "template:gateway"},
 		{Name: "gateway-flaky", State: "backoff", Want: "up", Since: ago(time.Second), Restarts: 7,
@@ -32,7 +33,7 @@ func testServices() []control.Status {
 		{Name: "gateway-ops", State: "exited", Want: "up", Since: ago(time.Hour), LastExit: exit(78, "", time.Hour),
 			Reason: "exit 78 is in no_restart_exit_codes", Source: "template:gateway"},
 		{Name: "gateway-stopped", State: "down", Want: "down", Since: ago(time.Hour), LastExit: exit(0, "", time.Hour),
-			Reason: "stopped by hsvc stop", Source: "template:gateway"},
+			Reason: "stopped by hsvc stop", Source: "template:gateway", LostLines: 1},
 		{Name: "cron", State: "down", Want: "down", Since: ago(time.Hour), Reason: "down file", Source: "scandir"},
 		// Up on its last good definition: the new one in its dir is not taken.
 		{Name: "worker", State: "up", Want: "up", PID: 811, Since: ago(time.Hour), Ready: true, Source: "scandir",

@@ -118,7 +118,8 @@ func lastExit(e *control.Exit) string {
 
 // reason is the why of a service that is not up (a running service's old
 // reason would only mislead), then, whatever its state, why its dir's new
-// definition is not applied.
+// definition is not applied and how many of its log lines were lost (SPEC
+// §3: counted and reported in status; hinit's own log says why).
 func reason(s control.Status) string {
 	r := s.Reason
 	if s.State == "up" {
@@ -126,6 +127,12 @@ func reason(s control.Status) string {
 	}
 	if s.NotApplied != "" {
 		r = strings.TrimPrefix(r+"; ", "; ") + "its dir's new definition is not applied: " + s.NotApplied
+	}
+	switch {
+	case s.LostLines == 1:
+		r = strings.TrimPrefix(r+"; ", "; ") + "1 log line lost"
+	case s.LostLines > 1:
+		r = strings.TrimPrefix(r+"; ", "; ") + strconv.FormatUint(s.LostLines, 10) + " log lines lost"
 	}
 	return strings.Join(strings.Fields(r), " ")
 }
