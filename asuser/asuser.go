@@ -45,11 +45,14 @@ type ID struct {
 // A panic in fn is re-raised in the caller.
 //
 // When hinit is not root (docker run --user, OpenShift's random uid) it cannot
-// switch: fn runs on the caller's goroutine with the process's own rights.
-// Those are the rights of an unprivileged user already, which is the point.
+// switch: fn runs quiet (Quiet) on the caller's goroutine with the process's
+// own rights. Those are the rights of an unprivileged user already, which is
+// the point.
 func Do(id ID, fn func() error) error {
 	if unix.Geteuid() != 0 {
-		return fn()
+		var err error
+		Quiet(func() { err = fn() })
+		return err
 	}
 	turns <- struct{}{}
 	defer func() { <-turns }()
@@ -103,7 +106,7 @@ func runLocked(id ID, fn func() error, done chan<- result) {
 }
 
 // Quiet runs fn on the calling goroutine, locked to its thread, with every
-// signal blocked on that thread meanwhile; the thread's mask is put back
+// signal but the faults blocked on that thread meanwhile (blockSignals); the thread's mask is put back
 // after, and only then is the thread unlocked (otherwise it ends with the
 // goroutine). It is for work that may sleep in the kernel on a volume that
 // hangs (a log's write(2) to NFS or FUSE): the kernel gives a signal for
@@ -135,7 +138,7 @@ var errGoexit = errors.New("function exited its goroutine")
 // are back whole: any other ends with this goroutine, still locked, and the
 // runtime destroys it.
 //
-// While fn runs the thread blocks every signal: one stuck in a system call
+// While fn runs the thread blocks every signal but the faults: one stuck in a system call
 // on a hung volume (NFS, FUSE) cannot take a signal, and the kernel, which
 // gives a process's signal to one thread, left SIGCHLD pending on it while
 // no other thread heard of it: PID 1 reaped nothing, not even main, until

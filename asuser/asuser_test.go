@@ -341,6 +341,9 @@ func TestQuietBlocksSignals(t *testing.T) {
 			t.Errorf("SigBlk %s (%v) while fn runs: %v not blocked", during, err, sig)
 		}
 	}
+	if err == nil && m&(1<<(syscall.SIGSEGV-1)) != 0 {
+		t.Errorf("SigBlk %s while fn runs: SIGSEGV blocked (a fault there would end the process without a panic)", during)
+	}
 	if after := statusLine(threadStatus(t), "SigBlk:"); after != before {
 		t.Errorf("SigBlk %s after Quiet, %s before", after, before)
 	}

@@ -133,17 +133,23 @@ func setfs(trap uintptr, id int) error {
 	return nil
 }
 
-// blockSignals blocks every signal on the calling thread (the kernel keeps
-// SIGKILL and SIGSTOP, and a fault the thread causes, deliverable) and
-// returns the mask it had.
+// blockSignals blocks every signal on the calling thread but the faults
+// (the kernel keeps SIGKILL and SIGSTOP deliverable anyway) and returns the
+// mask it had. A fault is the faulting thread's own: blocked, the kernel
+// would reset its handler and end hinit without the Go runtime's panic, and
+// left open it cannot hold a signal meant for the process.
 func blockSignals() (old uint64, err error) {
-	all := ^uint64(0)
+	all := ^uint64(0) &^ faults
 	if _, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK,
 		uintptr(unsafe.Pointer(&all)), uintptr(unsafe.Pointer(&old)), 8, 0, 0); errno != 0 {
 		return 0, errno
 	}
 	return old, nil
 }
+
+// faults are the synchronous signals a thread's own fault raises.
+const faults = 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) | 1<<(unix.SIGFPE-1) | 1<<(unix.SIGILL-1) |
+	1<<(unix.SIGTRAP-1) | 1<<(unix.SIGSYS-1)
 
 // setSignalMask sets the calling thread's signal mask.
 func setSignalMask(m uint64) error {

@@ -109,8 +109,15 @@ type Cmd struct {
 }
 
 // Build resolves the program's executable, environment and working dir.
-// Its errors wrap ErrNotFound or the system's, for ExitCode.
-func (p Program) Build() (*Cmd, error) {
+// Its errors wrap ErrNotFound or the system's, for ExitCode. It runs quiet
+// (asuser.Quiet): the dirs of PATH and the working dir can be on hermes'
+// volume ($HERMES_HOME, ~/.local/bin), where a stat may hang.
+func (p Program) Build() (cmd *Cmd, err error) {
+	asuser.Quiet(func() { cmd, err = p.build() })
+	return cmd, err
+}
+
+func (p Program) build() (*Cmd, error) {
 	if len(p.Argv) == 0 {
 		return nil, errors.New("no command")
 	}
@@ -411,7 +418,9 @@ func (p Program) enter(dir string) error {
 		return unix.Stat(dir+"/.", &st)
 	}
 	if !p.Switch || p.User == nil {
-		return stat() // nothing is switched: the program has hinit's rights
+		var err error
+		asuser.Quiet(func() { err = stat() }) // nothing is switched: the program has hinit's rights
+		return err
 	}
 	return asuser.Do(asuser.ID{UID: p.User.UID, GID: p.User.GID, Groups: p.User.Groups}, stat)
 }

@@ -77,8 +77,10 @@ func (m *Manager) s6Marker(def *config.Service) {
 
 // home is $HERMES_HOME as reconcile configures it, in the container
 // environment of now, resolved as reconcile resolves it.
-func (g gateways) home() gwstate.Home {
-	return gwstate.ResolveHome(config.Expand(g.rc.Home, g.environ()))
+func (g gateways) home() (h gwstate.Home) {
+	path := config.Expand(g.rc.Home, g.environ())
+	asuser.Quiet(func() { h = gwstate.ResolveHome(path) }) // lstat of the volume's path
+	return h
 }
 
 // errUnregistered is applyDesired's answer for a service unregistered

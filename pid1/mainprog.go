@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/account"
+	"hinit/asuser"
 	"hinit/config"
 	"hinit/launch"
 	"hinit/reaper"
@@ -80,7 +81,11 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		h.lent = lendTerminal(acct.UID)
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
-	if errors.Is(err, syscall.ENOEXEC) && isScript(inDir(cmd.Attr.Dir, cmd.Path)) {
+	script := false
+	if errors.Is(err, syscall.ENOEXEC) {
+		asuser.Quiet(func() { script = isScript(inDir(cmd.Attr.Dir, cmd.Path)) }) // main's file may be on hermes' volume
+	}
+	if script {
 		// execvp's rule, and so tini's: a text file the kernel cannot
 		// run (a script without a "#!" line) is a script for /bin/sh.
 		sh := prog

@@ -125,7 +125,9 @@ func (h *hinit) userGID() int {
 // or with hinit's own when there is no such user to switch to.
 func (h *hinit) asUser(fn func() error) error {
 	if h.user == nil {
-		return fn()
+		var err error
+		asuser.Quiet(func() { err = fn() }) // on hermes' volume all the same
+		return err
 	}
 	return asuser.Do(asuser.ID{UID: h.user.UID, GID: h.user.GID, Groups: h.user.Groups}, fn)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -24,6 +25,7 @@ type FS struct {
 
 	mu      sync.Mutex
 	hung    bool
+	all     bool          // lookups and getattr hang too
 	release chan struct{} // closed by Release: hung writes go on
 	once    sync.Once
 	stuck   chan int // the thread of each write that hangs
@@ -69,13 +71,28 @@ func Mount(t testing.TB) *FS {
 	return h
 }
 
-// Hang makes every write from now on sleep in the kernel until the test
-// ends.
+// Hang makes every write from now on sleep in the kernel until Release,
+// the test's end, or releaseAfter, whichever comes first: a process whose
+// own write waits on its own FUSE server cannot exit (not even by SIGKILL,
+// go test's timeout) until the server answers, and a test stuck past that
+// would hold CI until someone aborts the connection by hand.
 func (h *FS) Hang() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.hung = true
+	time.AfterFunc(releaseAfter, h.Release)
 }
+
+// HangAll is Hang for lookups and getattr too: a stat sleeps as well.
+func (h *FS) HangAll() {
+	h.mu.Lock()
+	h.all = true
+	h.mu.Unlock()
+	h.Hang()
+}
+
+// releaseAfter bounds a hang.
+const releaseAfter = 30 * time.Second
 
 // Release lets the writes that hang go on, and every write after them.
 func (h *FS) Release() {
@@ -93,9 +110,11 @@ type node struct {
 }
 
 var (
-	_ fs.NodeWriter  = (*node)(nil)
-	_ fs.NodeCreater = (*node)(nil)
-	_ fs.NodeOpener  = (*node)(nil)
+	_ fs.NodeWriter    = (*node)(nil)
+	_ fs.NodeCreater   = (*node)(nil)
+	_ fs.NodeOpener    = (*node)(nil)
+	_ fs.NodeLookuper  = (*node)(nil)
+	_ fs.NodeGetattrer = (*node)(nil)
 )
 
 // Create and Open hand out the loopback's file through file, which the
@@ -136,19 +155,36 @@ func (f file) Flush(ctx context.Context) syscall.Errno { return f.fh.(fs.FileFlu
 
 func (f file) Release(ctx context.Context) syscall.Errno { return f.fh.(fs.FileReleaser).Release(ctx) }
 
-func (n *node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
-	n.h.mu.Lock()
-	hung := n.h.hung
-	n.h.mu.Unlock()
-	if hung {
-		if c, ok := ctx.(*fuse.Context); ok {
-			select {
-			case n.h.stuck <- int(c.Caller.Pid):
-			default:
-			}
-		}
-		<-n.h.release
+// wait holds a request while the FS is hung (for every operation, or for
+// writes only), after telling Stuck which thread asked.
+func (h *FS) wait(ctx context.Context, write bool) {
+	h.mu.Lock()
+	hung := h.hung && (write || h.all)
+	h.mu.Unlock()
+	if !hung {
+		return
 	}
+	if c, ok := ctx.(*fuse.Context); ok {
+		select {
+		case h.stuck <- int(c.Caller.Pid):
+		default:
+		}
+	}
+	<-h.release
+}
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	n.h.wait(ctx, false)
+	return n.LoopbackNode.Lookup(ctx, name, out)
+}
+
+func (n *node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.h.wait(ctx, false)
+	return n.LoopbackNode.Getattr(ctx, fh, out)
+}
+
+func (n *node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
+	n.h.wait(ctx, true)
 	if w, ok := fh.(fs.FileWriter); ok {
 		return w.Write(ctx, data, off)
 	}

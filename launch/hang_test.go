@@ -1,0 +1,59 @@
+package launch
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"hinit/internal/hangfs"
+)
+
+// TestBuildOnAHungVolumeTakesNoSignal: a program's working dir on a volume
+// that stops answering holds Build's stat in the kernel (a gateway's
+// workdir is $HERMES_HOME). The thread it holds blocks every signal
+// meanwhile, so that a SIGCHLD or SIGTERM for hinit goes to another.
+func TestBuildOnAHungVolumeTakesNoSignal(t *testing.T) {
+	h := hangfs.Mount(t)
+	wd := filepath.Join(h.Dir, "home")
+	if err := os.Mkdir(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.HangAll()
+	built := make(chan error, 1)
+	go func() {
+		_, err := Program{Argv: []string{"/bin/true"}, Env: map[string]string{"PATH": "/usr/bin:/bin"}, Workdir: wd}.Build()
+		built <- err
+	}()
+	var tid int
+	select {
+	case tid = <-h.Stuck():
+	case err := <-built:
+		t.Fatalf("Build returned (%v) without asking the hung volume", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Build did not reach the hung volume within 10s")
+	}
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
+	h.Release()
+	if err != nil {
+		t.Fatalf("the stuck thread %d: %v", tid, err)
+	}
+	var blocked string
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigBlk:"); ok {
+			blocked = strings.TrimSpace(v)
+		}
+	}
+	m, err := strconv.ParseUint(blocked, 16, 64)
+	for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT} {
+		if err != nil || m&(1<<(sig-1)) == 0 {
+			t.Errorf("thread %d asleep in Build's stat on the hung volume blocks %s (%v): %v not blocked", tid, blocked, err, sig)
+		}
+	}
+	if err := <-built; err != nil {
+		t.Errorf("Build once the volume answers: %v", err)
+	}
+}
