@@ -13,9 +13,12 @@ import (
 // IsArchive reports whether name is an archive of a log dir: @TIME.s, named
 // so that archives sort by name in the order they were made (rotate.go).
 // s6-log's archives (@ and a TAI64N label, a gateway's log dir the s6
-// image wrote) are archives too, ordered by their time (archiveKey).
+// image wrote) are archives too, ordered by their time (archiveKey), and
+// so are its unfinished ones, @LABEL.u: the current file of an s6-log that
+// was killed, which it archived as such at its next start and counts
+// among its archives (n). hinit writes only .s.
 func IsArchive(name string) bool {
-	return strings.HasPrefix(name, "@") && strings.HasSuffix(name, ".s")
+	return strings.HasPrefix(name, "@") && (strings.HasSuffix(name, ".s") || strings.HasSuffix(name, ".u"))
 }
 
 // Archives lists the archives in the log dir, oldest first: what a reader
@@ -52,8 +55,10 @@ func compareArchives(a, b string) int {
 // archive of hinit's ("@2026..."): after a move from the s6 image, prune
 // kept s6-log's old archives and deleted each new one.
 func archiveKey(name string) string {
-	hex, ok := strings.CutSuffix(strings.TrimPrefix(name, "@"), ".s")
-	if !ok || len(hex) != 24 {
+	hex := strings.TrimPrefix(name, "@")
+	hex, s := strings.CutSuffix(hex, ".s")
+	hex, u := strings.CutSuffix(hex, ".u")
+	if !s && !u || len(hex) != 24 {
 		return name
 	}
 	label, err1 := strconv.ParseUint(hex[:16], 16, 64)

@@ -300,12 +300,17 @@ func s6Archive(t time.Time) string {
 // Archives lists them first. Before, "@4000..." sorted after hinit's
 // "@2026...": the s6 archives counted as the newest and were kept for
 // ever, while each archive of hinit's was deleted as soon as it was made.
+// The newest is s6-log's unfinished archive (.u, an s6-log killed): an
+// archive like the others, listed and pruned; before, it was neither.
 func TestS6LogArchivesAreOlder(t *testing.T) {
 	clock := newClock()
 	dir := t.TempDir()
 	var s6 []string
 	for i := range 10 { // s6-log's n10, from the week before the upgrade
 		s6 = append(s6, s6Archive(clock.Now().Add(time.Duration(i-10)*24*time.Hour)))
+		if i == 9 {
+			s6[i] = strings.TrimSuffix(s6[i], ".s") + ".u"
+		}
 		must(t, os.WriteFile(filepath.Join(dir, s6[i]), []byte("2026-05-11T00:00:00.000000000  old\n"), 0o644))
 	}
 	l := newLog(t, Options{Dir: dir, MaxSize: 100, Keep: 3, Now: clock.Now})
