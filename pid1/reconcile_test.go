@@ -122,14 +122,14 @@ func TestReconcileAcrossRestarts(t *testing.T) {
 		got = append(got, rest)
 	}
 	want := []string{
-		"profile=default prior_state=running action=started",
-		"profile=broken prior_state=none action=registered",
-		"profile=coder prior_state=running action=started",
-		"profile=idle prior_state=stopped action=registered",
-		"profile=default prior_state=running action=started",
-		"profile=broken prior_state=none action=registered",
-		"profile=coder prior_state=stopped action=registered",
-		"profile=idle prior_state=stopped action=registered",
+		"profile=default prior_state=running action=started prior_exit=unknown",
+		"profile=broken prior_state=none action=registered prior_exit=unknown",
+		"profile=coder prior_state=running action=started prior_exit=unknown",
+		"profile=idle prior_state=stopped action=registered prior_exit=unknown",
+		"profile=default prior_state=running action=started prior_exit=unknown",
+		"profile=broken prior_state=none action=registered prior_exit=unknown",
+		"profile=coder prior_state=stopped action=registered prior_exit=unknown",
+		"profile=idle prior_state=stopped action=registered prior_exit=unknown",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("boot log:\n%s\nwant (after the timestamp):\n%s", log, strings.Join(want, "\n"))

@@ -16,12 +16,13 @@ import (
 // writes it (strftime "%Y-%m-%dT%H:%M:%S%z"): 2026-05-21T06:18:05+0000.
 const bootLogTime = "2006-01-02T15:04:05-0700"
 
-// formatBootLog renders one line per action.
+// formatBootLog renders one line per action, with hermes' newest
+// container_boot's prior_exit last.
 func formatBootLog(now time.Time, actions []Action) []byte {
 	ts := now.Format(bootLogTime)
 	var b strings.Builder
 	for _, a := range actions {
-		fmt.Fprintf(&b, "%s profile=%s prior_state=%s action=%s\n", ts, a.Profile, a.Prior, a.Label())
+		fmt.Fprintf(&b, "%s profile=%s prior_state=%s action=%s prior_exit=%s\n", ts, a.Profile, a.Prior, a.Label(), a.PriorExit)
 	}
 	return []byte(b.String())
 }

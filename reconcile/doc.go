@@ -46,8 +46,11 @@ type Options struct {
 type Action struct {
 	Profile string // "default" for $HERMES_HOME itself
 	Prior   string // desired state read, or "none"
-	Start   bool   // published up (no down file)
-	Warning string // why the slot is down despite no state saying so (a missing state file is no reason: never started), or "" when all went well
+	// PriorExit is how the profile's last gateway life ended:
+	// gwstate.PriorExit's clean, unclean or unknown.
+	PriorExit string
+	Start     bool   // published up (no down file)
+	Warning   string // why the slot is down despite no state saying so (a missing state file is no reason: never started), or "" when all went well
 	// Multiplexed: a named profile the default gateway serves
 	// (multiplex_profiles), registered down whatever its state says.
 	Multiplexed bool

@@ -95,7 +95,7 @@ func checkBootLog(t *testing.T, w *world, actions []Action) {
 		t.Fatalf("boot log (%d bytes) does not end with %q", len(b), want)
 	}
 	for _, line := range strings.Split(strings.TrimSuffix(want, "\n"), "\n") {
-		if f := strings.Fields(line); len(f) != 4 {
+		if f := strings.Fields(line); len(f) != 5 {
 			t.Fatalf("malformed line %q", line)
 		}
 	}

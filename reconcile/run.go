@@ -70,7 +70,7 @@ func multiplexed(opts Options) bool {
 // serves it, a second gateway would be another owner of its platforms.
 // The profile's config.yaml is parsed out of budget (bootConfigBudget).
 func reconcileOne(opts Options, p profile, multiplexed bool, budget *int) (Action, error) {
-	a := Action{Profile: p.name, Prior: "none", Multiplexed: multiplexed}
+	a := Action{Profile: p.name, Prior: "none", Multiplexed: multiplexed, PriorExit: gwstate.PriorExit(p.dir)}
 	in, err := readIntent(opts, p)
 	switch {
 	case errors.Is(err, gwstate.ErrMissing):

@@ -21,9 +21,18 @@ func TestRun(t *testing.T) {
 	writeFile(t, filepath.Join(w.home, "processes.json"), `[]`)
 	coder := w.profile(t, "coder", `{"gateway_state":"running"}`)
 	writeFile(t, filepath.Join(coder, "gateway.pid"), "42")
-	w.profile(t, "writer", `{"gateway_state":"running","desired_state":"stopped"}`)
-	w.profile(t, "drain", `{"gateway_state":"draining"}`)
-	w.profile(t, "failed", `{"gateway_state":"startup_failed"}`)
+	writer := w.profile(t, "writer", `{"gateway_state":"running","desired_state":"stopped"}`)
+	drain := w.profile(t, "drain", `{"gateway_state":"draining"}`)
+	failed := w.profile(t, "failed", `{"gateway_state":"startup_failed"}`)
+	// hermes' lifecycle sentinel: killed, exited cleanly, planted as a
+	// link to a clean one (not followed), corrupt; the others have none.
+	for _, dir := range []string{coder, writer, drain, failed} {
+		mkdir(t, filepath.Join(dir, "state"))
+	}
+	writeFile(t, filepath.Join(coder, gwstate.LifecycleFile), `{"phase": "running", "pid": 7}`)
+	writeFile(t, filepath.Join(writer, gwstate.LifecycleFile), "\ufeff"+`{"phase":"exited","exit_code":0}`)
+	symlink(t, filepath.Join(writer, gwstate.LifecycleFile), filepath.Join(drain, gwstate.LifecycleFile))
+	writeFile(t, filepath.Join(failed, gwstate.LifecycleFile), `{"phase":`)
 	w.profile(t, "fresh", "")
 	broken := w.profile(t, "broken", `{"gateway_state":`)
 	w.profile(t, "default", `{"gateway_state":"running"}`)
@@ -43,15 +52,16 @@ func TestRun(t *testing.T) {
 		prior   string
 		start   bool
 		warning string // substring; "" = no warning
+		exit    string // prior_exit
 	}{
-		{"default", "running", true, ""},
-		{"broken", "none", false, broken + "/gateway_state.json: corrupt state file"},
-		{"coder", "running", true, ""},
-		{"drain", "running", true, ""},
-		{"failed", "startup_failed", false, ""},
-		{"fresh", "none", false, ""}, // never started: down without a warning
-		{"writer", "stopped", false, ""},
-		{longest, "running", true, ""},
+		{"default", "running", true, "", "unknown"},
+		{"broken", "none", false, broken + "/gateway_state.json: corrupt state file", "unknown"},
+		{"coder", "running", true, "", "unclean"},
+		{"drain", "running", true, "", "unknown"},
+		{"failed", "startup_failed", false, "", "unknown"},
+		{"fresh", "none", false, "", "unknown"}, // never started: down without a warning
+		{"writer", "stopped", false, "", "clean"},
+		{longest, "running", true, "", "unknown"},
 	}
 	if len(actions) != len(tests) {
 		t.Fatalf("got %d actions %+v, want %d", len(actions), actions, len(tests))
@@ -59,7 +69,7 @@ func TestRun(t *testing.T) {
 	var wantLog strings.Builder
 	for i, tc := range tests {
 		a := actions[i]
-		if a.Profile != tc.profile || a.Prior != tc.prior || a.Start != tc.start ||
+		if a.Profile != tc.profile || a.Prior != tc.prior || a.Start != tc.start || a.PriorExit != tc.exit ||
 			(tc.warning == "") != (a.Warning == "") || !strings.Contains(a.Warning, tc.warning) {
 			t.Errorf("action %d = %+v, want %+v", i, a, tc)
 		}
@@ -68,7 +78,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("slot %s = %q down=%v, want %q down=%v", tc.profile, yaml, down, want, !tc.start)
 		}
 		wantLog.WriteString("2026-05-21T06:18:05+0000 profile=" + tc.profile + " prior_state=" + tc.prior +
-			" action=" + a.Label() + "\n")
+			" action=" + a.Label() + " prior_exit=" + tc.exit + "\n")
 	}
 	if got := readString(t, filepath.Join(w.home, "logs", BootLog)); got != wantLog.String() {
 		t.Errorf("boot log =\n%s\nwant\n%s", got, wantLog.String())
@@ -152,7 +162,7 @@ func TestBootLogRotation(t *testing.T) {
 			if _, err := w.run(t, false, ""); err != nil {
 				t.Fatal(err)
 			}
-			line := "2026-05-21T06:18:05+0000 profile=default prior_state=none action=registered\n"
+			line := "2026-05-21T06:18:05+0000 profile=default prior_state=none action=registered prior_exit=unknown\n"
 			wantLog, wantOne := old+line, "older"
 			if tc.rotated {
 				wantLog, wantOne = line, old

@@ -60,7 +60,7 @@ func TestDockerRestart(t *testing.T) {
 func checkBootLog(t *testing.T, log string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(log, "\n"), "\n")
-	re := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} (profile=\S+ prior_state=\S+ action=\S+)$`)
+	re := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} (profile=\S+ prior_state=\S+ action=\S+) prior_exit=(clean|unclean|unknown)$`)
 	var got []string
 	for _, l := range lines {
 		m := re.FindStringSubmatch(l)

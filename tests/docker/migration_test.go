@@ -41,6 +41,9 @@ chmod 744 $L/current
 : >$L/lock
 : >$L/state
 echo '2026-11-20T10:00:00+0000 profile=default prior_state=running action=started prior_exit=clean' >$D/logs/container-boot.log
+mkdir -p $D/profiles/coder/state $D/profiles/idle/state
+echo '{"phase":"running","pid":4242,"started_at":"2026-11-20T09:00:00+00:00"}' >$D/profiles/coder/state/gateway.lifecycle.json
+echo '{"phase":"exited","pid":4243,"exit_code":0,"exit_reason":"graceful_shutdown"}' >$D/profiles/idle/state/gateway.lifecycle.json
 chown -R 10000:10000 $D
 chmod 600 $D/.env
 chmod 640 $D/config.yaml`
@@ -82,10 +85,14 @@ func TestS6EraVolume(t *testing.T) {
 		}
 	}
 	log := c.readFile("/opt/data/logs/container-boot.log")
+	// prior_exit as hermes' own container_boot says it, from its lifecycle
+	// sentinel: coder's last life was killed, idle's exited cleanly.
 	for _, want := range []string{"profile=default prior_state=running action=started prior_exit=clean\n",
-		" profile=broken prior_state=startup_failed action=registered\n", " profile=coder prior_state=running action=started\n",
-		" profile=default prior_state=running action=started\n", " profile=drainer prior_state=running action=started\n",
-		" profile=idle prior_state=stopped action=registered\n"} {
+		" profile=broken prior_state=startup_failed action=registered prior_exit=unknown\n",
+		" profile=coder prior_state=running action=started prior_exit=unclean\n",
+		" profile=default prior_state=running action=started prior_exit=unknown\n",
+		" profile=drainer prior_state=running action=started prior_exit=unknown\n",
+		" profile=idle prior_state=stopped action=registered prior_exit=clean\n"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("boot log lacks %q:\n%s", want, log)
 		}
