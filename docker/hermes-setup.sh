@@ -593,6 +593,15 @@ legacy_s6() {
 		esac
 		say "warning: $p is for s6-overlay, which hinit replaces: nothing runs it; make it a boot: hook or a service in /etc/hinit/hinit.d/ (docs/migration-from-s6.md)"
 	done
+	# s6-overlay's own settings, left in a compose file or a pod spec:
+	# hinit reads none, and a stop budget the user raised there is gone.
+	set_s6=
+	for v in S6_KILL_GRACETIME S6_SERVICES_GRACETIME S6_KILL_FINISH_MAXTIME S6_SERVICES_READYTIME \
+		S6_CMD_WAIT_FOR_SERVICES S6_CMD_WAIT_FOR_SERVICES_MAXTIME S6_BEHAVIOUR_IF_STAGE2_FAILS \
+		S6_READ_ONLY_ROOT S6_KEEP_ENV S6_LOGGING S6_VERBOSITY S6_SYNC_DISKS S6_CMD_RECEIVE_SIGNALS; do
+		eval "[ -n \"\${$v+set}\" ]" && set_s6="$set_s6 $v"
+	done
+	[ -z "$set_s6" ] || say "warning:$set_s6: s6-overlay's settings, which hinit does not read; set HINIT_SHUTDOWN_TIMEOUT (the whole stop's budget) and a service's stop timeout instead (docs/migration-from-s6.md)"
 }
 
 remap_ids

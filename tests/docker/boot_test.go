@@ -189,7 +189,8 @@ func TestBootHookUnreadableDir(t *testing.T) {
 func TestBootHookStage2Steps(t *testing.T) {
 	t.Parallel()
 	c := start(t, []string{"--entrypoint", "/bin/sh", "-e", `HERMES_AUTH_JSON_BOOTSTRAP={"seed": 1}`,
-		"-e", "HERMES_AUTH_JSON_REBOOTSTRAP=fresh", "-e", "PLAYWRIGHT_BROWSERS_PATH=/opt/pw"}, "-c", `set -e
+		"-e", "HERMES_AUTH_JSON_REBOOTSTRAP=fresh", "-e", "PLAYWRIGHT_BROWSERS_PATH=/opt/pw",
+		"-e", "S6_KILL_GRACETIME=25000", "-e", "S6_CMD_WAIT_FOR_SERVICES_MAXTIME=0"}, "-c", `set -e
 		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools /opt/pw/chromium_headless_shell-1/chrome-headless-shell-linux64
 		printf '#!/bin/sh\necho "$(id -u) ${1##*/} $2 $HERMES_AUTH_JSON_REBOOTSTRAP" >>/tmp/py.log\necho "$PATH" >/tmp/py.path\n' >/opt/hermes/.venv/bin/python
 		chmod 755 /opt/hermes/.venv/bin/python
@@ -217,10 +218,18 @@ func TestBootHookStage2Steps(t *testing.T) {
 		t.Errorf("the python steps ran with PATH=%s, want the container's", got)
 	}
 	var warned []string
+	s6vars := ""
 	for _, l := range strings.Split(c.logs(), "\n") {
 		if p, ok := strings.CutPrefix(l, "[hermes-setup] warning: "); ok && strings.Contains(p, " is for s6-overlay, which hinit replaces") {
 			warned = append(warned, strings.Fields(p)[0])
 		}
+		if p, ok := strings.CutPrefix(l, "[hermes-setup] warning: "); ok && strings.Contains(p, "s6-overlay's settings, which hinit does not read") {
+			s6vars = p
+		}
+	}
+	// A stop budget left in s6-overlay's variables is named, with hinit's.
+	if want := "S6_KILL_GRACETIME S6_CMD_WAIT_FOR_SERVICES_MAXTIME: s6-overlay's settings, which hinit does not read; set HINIT_SHUTDOWN_TIMEOUT"; !strings.HasPrefix(s6vars, want) {
+		t.Errorf("the warning about S6_* variables: %q, want it to begin %q", s6vars, want)
 	}
 	if got, want := strings.Join(warned, " "), "/etc/s6-overlay/s6-rc.d/user/contents.d/derived /etc/s6-overlay/s6-rc.d/user2/contents.d/derived2 /etc/cont-init.d/50-derived /etc/services.d/dashboard"; got != want {
 		t.Errorf("s6-overlay parts warned about: %q, want %q", got, want)
