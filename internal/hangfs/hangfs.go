@@ -48,16 +48,12 @@ func Mount(t testing.TB) *FS {
 			t.Fatal(err)
 		}
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(h.Backing, &st); err != nil {
+	inner, err := fs.NewLoopbackRoot(h.Backing)
+	if err != nil {
 		t.Fatal(err)
 	}
-	root := &fs.LoopbackRoot{Path: h.Backing, Dev: st.Dev}
-	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
-		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, h: h}
-	}
-	root.RootNode = root.NewNode(root, nil, "", &st)
-	server, err := fs.Mount(h.Dir, root.RootNode, &fs.Options{MountOptions: fuse.MountOptions{
+	root := &node{LoopbackNode: inner.(*fs.LoopbackNode), h: h}
+	server, err := fs.Mount(h.Dir, root, &fs.Options{MountOptions: fuse.MountOptions{
 		DirectMountStrict: true, AllowOther: true, FsName: "hangfs", Name: "hangfs"}})
 	if err != nil {
 		t.Skipf("hangfs: cannot mount FUSE here: %v", err)
@@ -105,16 +101,22 @@ func (h *FS) Stuck() <-chan int { return h.stuck }
 
 // node is a loopback node whose writes hang once the FS is hung.
 type node struct {
-	fs.LoopbackNode
+	*fs.LoopbackNode
 	h *FS
 }
 
+// WrapChild makes every node the loopback creates one of these.
+func (n *node) WrapChild(_ context.Context, ops fs.InodeEmbedder) fs.InodeEmbedder {
+	return &node{LoopbackNode: ops.(*fs.LoopbackNode), h: n.h}
+}
+
 var (
-	_ fs.NodeWriter    = (*node)(nil)
-	_ fs.NodeCreater   = (*node)(nil)
-	_ fs.NodeOpener    = (*node)(nil)
-	_ fs.NodeLookuper  = (*node)(nil)
-	_ fs.NodeGetattrer = (*node)(nil)
+	_ fs.NodeWrapChilder = (*node)(nil)
+	_ fs.NodeWriter      = (*node)(nil)
+	_ fs.NodeCreater     = (*node)(nil)
+	_ fs.NodeOpener      = (*node)(nil)
+	_ fs.NodeLookuper    = (*node)(nil)
+	_ fs.NodeGetattrer   = (*node)(nil)
 )
 
 // Create and Open hand out the loopback's file through file, which the
