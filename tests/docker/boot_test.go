@@ -50,7 +50,7 @@ func TestBootstrapState(t *testing.T) {
 	c := start(t, []string{"-e", "HERMES_GATEWAY_BOOTSTRAP_STATE=running"}, "sleep", "infinity")
 	c.booted()
 	c.waitState("gateway-default", "up", 20*time.Second, up)
-	if log := c.readFile("/opt/data/logs/container-boot.log"); !strings.HasSuffix(log, " profile=default prior_state=running action=started\n") {
+	if log := c.readFile("/opt/data/logs/container-boot.log"); !strings.HasSuffix(log, " profile=default prior_state=running action=started prior_exit=unknown\n") {
 		t.Errorf("boot log %q", log)
 	}
 }
