@@ -9,6 +9,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -98,6 +100,30 @@ func (h *FS) Release() {
 // Stuck delivers the thread id of each write that hangs, once the writer
 // is asleep in the kernel waiting for the answer.
 func (h *FS) Stuck() <-chan int { return h.stuck }
+
+// CheckQuiet fails the test unless thread tid of this process (one Stuck
+// named) blocks SIGCHLD, SIGTERM and SIGINT: asleep on the hung volume, it
+// must hold no signal meant for hinit. what names the sleeper in the
+// message.
+func CheckQuiet(t testing.TB, tid int, what string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		t.Fatalf("%s's thread %d: %v", what, tid, err)
+	}
+	var blocked string
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigBlk:"); ok {
+			blocked = strings.TrimSpace(v)
+		}
+	}
+	m, err := strconv.ParseUint(blocked, 16, 64)
+	for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT} {
+		if err != nil || m&(1<<(sig-1)) == 0 {
+			t.Errorf("thread %d, asleep in %s on the hung volume, blocks %s (%v): %v not blocked", tid, what, blocked, err, sig)
+		}
+	}
+}
 
 // node is a loopback node whose writes hang once the FS is hung.
 type node struct {
