@@ -106,13 +106,15 @@ func runLocked(id ID, fn func() error, done chan<- result) {
 }
 
 // Quiet runs fn on the calling goroutine, locked to its thread, with every
-// signal but the faults blocked on that thread meanwhile (blockSignals); the thread's mask is put back
-// after, and only then is the thread unlocked (otherwise it ends with the
-// goroutine). It is for work that may sleep in the kernel on a volume that
-// hangs (a log's write(2) to NFS or FUSE): the kernel gives a signal for
-// the process to one thread, and one asleep there holds it (runAs says
-// how PID 1 then reaped nothing), while with the signal blocked it goes
-// to another thread. Do's fn runs quiet already.
+// signal but the faults blocked on that thread meanwhile (blockSignals);
+// the thread's mask is put back after, and only then is the thread
+// unlocked (otherwise it ends with the goroutine). It is for work that may
+// sleep in the kernel on a volume that hangs (a log's write(2) to NFS or
+// FUSE): the kernel gives a signal for the process to one thread, and one
+// asleep there holds it (runAs says how PID 1 then reaped nothing), while
+// with the signal blocked it goes to another thread. Do's fn runs quiet
+// already. fn may call Quiet again, but not Do when hinit is root: Do
+// waits for a turn, and a locked goroutine waits on its thread.
 func Quiet(fn func()) {
 	runtime.LockOSThread()
 	mask, err := blockSignals()
@@ -138,11 +140,11 @@ var errGoexit = errors.New("function exited its goroutine")
 // are back whole: any other ends with this goroutine, still locked, and the
 // runtime destroys it.
 //
-// While fn runs the thread blocks every signal but the faults: one stuck in a system call
-// on a hung volume (NFS, FUSE) cannot take a signal, and the kernel, which
-// gives a process's signal to one thread, left SIGCHLD pending on it while
-// no other thread heard of it: PID 1 reaped nothing, not even main, until
-// another signal came.
+// While fn runs the thread blocks every signal but the faults: one stuck in
+// a system call on a hung volume (NFS, FUSE) cannot take a signal, and the
+// kernel, which gives a process's signal to one thread, left SIGCHLD
+// pending on it while no other thread heard of it: PID 1 reaped nothing,
+// not even main, until another signal came.
 func runAs(id ID, fn func() error, done chan<- result) {
 	own, err := threadIdentity()
 	if err != nil {
