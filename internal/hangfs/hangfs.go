@@ -1,8 +1,8 @@
 // Package hangfs mounts, for tests, a FUSE file system that passes through
-// to a directory until told to hang: from then on every write(2) on it
-// sleeps in the kernel, as one on an NFS or FUSE volume whose server no
-// longer answers, until the test ends. It needs root and /dev/fuse; the
-// test is skipped, with the reason, without them.
+// to a directory until told to hang: from then on every write(2) on it (with
+// HangAll, every lookup and stat too) sleeps in the kernel, as one on an NFS
+// or FUSE volume whose server no longer answers, until Release. It needs
+// root and /dev/fuse; the test is skipped, with the reason, without them.
 package hangfs
 
 import (
@@ -30,7 +30,7 @@ type FS struct {
 	all     bool          // lookups and getattr hang too
 	release chan struct{} // closed by Release: hung writes go on
 	once    sync.Once
-	stuck   chan int // the thread of each write that hangs
+	stuck   chan int // the thread of each request that hangs
 }
 
 // Mount mounts a hangfs over a fresh directory for the test's duration.
@@ -97,8 +97,9 @@ func (h *FS) Release() {
 	h.once.Do(func() { close(h.release) })
 }
 
-// Stuck delivers the thread id of each write that hangs, once the writer
-// is asleep in the kernel waiting for the answer.
+// Stuck delivers the thread id of each request that hangs (the FUSE
+// request names the thread that made it), once that thread is asleep in
+// the kernel waiting for the answer; at most 64 are kept.
 func (h *FS) Stuck() <-chan int { return h.stuck }
 
 // CheckQuiet fails the test unless thread tid of this process (one Stuck
