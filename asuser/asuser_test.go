@@ -327,8 +327,9 @@ func TestDoBlocksSignals(t *testing.T) {
 	}
 }
 
-// TestQuietBlocksSignals: fn runs with every signal blocked on its thread,
-// and the thread's mask is its own again afterwards. No root needed.
+// TestQuietBlocksSignals: fn runs with every signal but the faults blocked
+// on its thread, and the thread's mask is its own again afterwards. No
+// root needed.
 func TestQuietBlocksSignals(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -11,8 +11,9 @@ import (
 
 // TestBuildOnAHungVolumeTakesNoSignal: a program's working dir on a volume
 // that stops answering holds Build's stat in the kernel (a gateway's
-// workdir is $HERMES_HOME). The thread it holds blocks every signal
-// meanwhile, so that a SIGCHLD or SIGTERM for hinit goes to another.
+// workdir is $HERMES_HOME). The thread it holds blocks every signal but
+// the faults meanwhile, so that a SIGCHLD or SIGTERM for hinit goes to
+// another.
 func TestBuildOnAHungVolumeTakesNoSignal(t *testing.T) {
 	h := hangfs.Mount(t)
 	wd := filepath.Join(h.Dir, "home")

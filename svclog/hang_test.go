@@ -15,8 +15,9 @@ import (
 // TestWriterStuckOnAHungVolumeTakesNoSignal: a log dir on a volume that
 // stops answering (hangfs: FUSE, as NFS or a FUSE mount that hangs) holds
 // the output's write(2) in the kernel. The thread it holds blocks every
-// signal meanwhile: one the kernel gave it (SIGCHLD, SIGTERM) would wait
-// there with it, and hinit would not hear of its children's deaths.
+// signal but the faults meanwhile: one the kernel gave it (SIGCHLD,
+// SIGTERM) would wait there with it, and hinit would not hear of its
+// children's deaths.
 func TestWriterStuckOnAHungVolumeTakesNoSignal(t *testing.T) {
 	h := hangfs.Mount(t)
 	dir := filepath.Join(h.Dir, "logs", "svc")
