@@ -269,7 +269,9 @@ func signals([]string) int { return signalsAll([]string{"SIGTERM"}) }
 // signals-all SIG...: prints "ready", then one line "got SIGNAME" per
 // signal received; exits 0 once every SIG named (SIGTERM, SIGUSR1...) has
 // come, in any order: signals sent one after the other can reach a Go
-// program's threads out of order.
+// program's threads out of order. SIGCONT is printed only when named:
+// hinit sends it after every stop signal (as s6-supervise does), and it
+// could come before the TERM it follows.
 func signalsAll(names []string) int {
 	want := make(map[string]bool)
 	for _, n := range names {
@@ -279,10 +281,10 @@ func signalsAll(names []string) int {
 	signal.Notify(ch)
 	fmt.Println("ready")
 	for s := range ch {
-		if s == syscall.SIGURG || s == syscall.SIGCHLD {
+		name := unix.SignalName(s.(syscall.Signal))
+		if s == syscall.SIGURG || s == syscall.SIGCHLD || s == syscall.SIGCONT && !want[name] {
 			continue
 		}
-		name := unix.SignalName(s.(syscall.Signal))
 		fmt.Printf("got %s\n", name)
 		if delete(want, name); len(want) == 0 {
 			return 0
