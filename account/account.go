@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/asuser"
 )
 
 // Account is a resolved identity.
@@ -31,6 +33,24 @@ type Account struct {
 	GID    int
 	Groups []int  // supplementary groups (from /etc/group), always including GID
 	Home   string // "/" when unknown
+}
+
+// ID is the identity asuser switches a thread to for a.
+func (a *Account) ID() asuser.ID {
+	return asuser.ID{UID: a.UID, GID: a.GID, Groups: a.Groups}
+}
+
+// Do runs fn with a's file rights (asuser.Do), never root's; with no
+// account to switch to (a nil: hinit runs the image's programs as itself)
+// it runs fn with hinit's own, quiet (asuser.Quiet). Either way a system
+// call on hermes' volume that hangs holds no signal meant for PID 1.
+func Do(a *Account, fn func() error) error {
+	if a == nil {
+		var err error
+		asuser.Quiet(func() { err = fn() })
+		return err
+	}
+	return asuser.Do(a.ID(), fn)
 }
 
 // ErrUnknown is returned for a user name that /etc/passwd does not know.

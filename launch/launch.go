@@ -422,5 +422,5 @@ func (p Program) enter(dir string) error {
 		asuser.Quiet(func() { err = stat() }) // nothing is switched: the program has hinit's rights
 		return err
 	}
-	return asuser.Do(asuser.ID{UID: p.User.UID, GID: p.User.GID, Groups: p.User.Groups}, stat)
+	return asuser.Do(p.User.ID(), stat)
 }

@@ -216,6 +216,5 @@ func unrecordedAnswer(verb string, notes []string) *control.Response {
 // user before a requested stop (SPEC §1): the gateway then records
 // "stopped" and exits 0 instead of "running".
 func writeMarker(path string, pid int, owner *account.Account) error {
-	id := asuser.ID{UID: owner.UID, GID: owner.GID, Groups: owner.Groups}
-	return asuser.Do(id, func() error { return gwstate.WriteMarker(path, pid, time.Now()) })
+	return asuser.Do(owner.ID(), func() error { return gwstate.WriteMarker(path, pid, time.Now()) })
 }

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"hinit/account"
-	"hinit/asuser"
 	"hinit/config"
 	"hinit/control"
 	"hinit/scandir"
@@ -188,20 +187,8 @@ func (m *Manager) Wait(ctx context.Context) (running []string) {
 	return m.group.Wait(ctx)
 }
 
-// asUser runs fn with the file rights of the image's user (never root's),
-// or with hinit's own when there is no such user to switch to.
-func (m *Manager) asUser(fn func() error) error {
-	return asUser(m.user, fn)
-}
-
-func asUser(a *account.Account, fn func() error) error {
-	if a == nil {
-		var err error
-		asuser.Quiet(func() { err = fn() }) // on hermes' volume all the same
-		return err
-	}
-	return asuser.Do(asuser.ID{UID: a.UID, GID: a.GID, Groups: a.Groups}, fn)
-}
+// asUser runs fn with the file rights of the image's user (account.Do).
+func (m *Manager) asUser(fn func() error) error { return account.Do(m.user, fn) }
 
 // configName names hinit.yaml in messages.
 func (m *Manager) configName() string {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"hinit/account"
-	"hinit/asuser"
 	"hinit/contenvd"
 	"hinit/control"
 )
@@ -121,13 +120,5 @@ func (h *hinit) userGID() int {
 	return h.user.GID
 }
 
-// asUser runs fn with the file rights of the image's user (never root's),
-// or with hinit's own when there is no such user to switch to.
-func (h *hinit) asUser(fn func() error) error {
-	if h.user == nil {
-		var err error
-		asuser.Quiet(func() { err = fn() }) // on hermes' volume all the same
-		return err
-	}
-	return asuser.Do(asuser.ID{UID: h.user.UID, GID: h.user.GID, Groups: h.user.Groups}, fn)
-}
+// asUser runs fn with the file rights of the image's user (account.Do).
+func (h *hinit) asUser(fn func() error) error { return account.Do(h.user, fn) }

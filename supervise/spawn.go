@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"hinit/account"
-	"hinit/asuser"
 	"hinit/config"
 	"hinit/launch"
 	"hinit/reaper"
@@ -130,7 +129,7 @@ func (r *runner) account(spec string) (*account.Account, error) {
 func (r *runner) openLog(def *config.Service, acct *account.Account) (*svclog.Log, error) {
 	opts := svclog.Options{
 		Name: r.name, Dir: def.Log.Dir, MaxSize: def.Log.MaxSize, Keep: def.Log.Keep,
-		Owner:  asuser.ID{UID: acct.UID, GID: acct.GID, Groups: acct.Groups},
+		Owner:  acct.ID(),
 		Logger: r.deps.Log,
 	}
 	if def.Log.ConsoleOn() && r.deps.Console != nil {
