@@ -46,12 +46,19 @@ func newReaper(t *testing.T) *Reaper {
 
 func start(t *testing.T, r *Reaper, prog string, args ...string) (int, <-chan Status) {
 	t.Helper()
+	return startWith(t, r, nil, prog, args...)
+}
+
+// startWith is start with sys for the child (its process group, say).
+func startWith(t *testing.T, r *Reaper, sys *syscall.SysProcAttr, prog string, args ...string) (int, <-chan Status) {
+	t.Helper()
 	argv := testprog.Command(prog, args...)
 	devnull, _ := os.Open(os.DevNull)
 	defer devnull.Close()
 	attr := &syscall.ProcAttr{
 		Env:   append(os.Environ(), testprog.Env()),
 		Files: []uintptr{devnull.Fd(), os.Stderr.Fd(), os.Stderr.Fd()},
+		Sys:   sys,
 	}
 	pid, done, err := r.Start(argv[0], argv, attr, childsig.Inherited())
 	if err != nil {
@@ -100,10 +107,12 @@ func TestSignalledStatus(t *testing.T) {
 // A registered child's stop reaches Stops, with its signal, each time;
 // its exit still reaches its own channel, once. Before, stops were never
 // asked for (no WUNTRACED): a main stopped by a terminal's Ctrl-Z went
-// unnoticed.
+// unnoticed. The child has a process group of its own, as hinit's main
+// does: in the test's, which is orphaned when the runner started the
+// tests in a session of their own (setsid), the kernel drops SIGTSTP.
 func TestStopsReported(t *testing.T) {
 	r := newReaper(t)
-	pid, done := start(t, r, "sleep", "30s")
+	pid, done := startWith(t, r, &syscall.SysProcAttr{Setpgid: true}, "sleep", "30s")
 	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP} {
 		if err := syscall.Kill(pid, sig); err != nil {
 			t.Fatal(err)
