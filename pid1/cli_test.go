@@ -115,6 +115,18 @@ func TestParseFlags(t *testing.T) {
 		{"tini rejects an option of the command", []string{"sleep", "-x"}, true, false, nil, actRun, "unknown option -x", nil},
 		{"unknown long option", []string{"--bogus"}, false, false, nil, actRun, "unknown option --bogus", nil},
 		{"-e out of range", []string{"-e", "256", "--", "x"}, true, false, nil, actRun, "-e 256", nil},
+		// -e as tini's strtol reads it (Debian's tini 0.19 takes each of these).
+		{"-e with leading blanks and signs", []string{"-e", " 7", "-e", "\t+8", "-e", "09", "-e", "-0", "--", "x"}, true, false, []string{"x"}, actRun, "",
+			func(o *options) bool { return o.expect[7] && o.expect[8] && o.expect[9] && o.expect[0] && !o.expect[1] }},
+		{"-e empty is 0", []string{"-e", "", "--", "x"}, true, false, []string{"x"}, actRun, "",
+			func(o *options) bool { return o.expect[0] && !o.expect[1] }},
+		// ...and refuses each of these.
+		{"-e blank", []string{"-e", " ", "--", "x"}, true, false, nil, actRun, "-e  : want an exit code", nil},
+		{"-e sign alone", []string{"-e", "+", "--", "x"}, true, false, nil, actRun, "-e +: want an exit code", nil},
+		{"-e trailing blank", []string{"-e", "7 ", "--", "x"}, true, false, nil, actRun, "-e 7 : want an exit code", nil},
+		{"-e hex", []string{"-e", "0x1", "--", "x"}, true, false, nil, actRun, "-e 0x1: want an exit code", nil},
+		{"-e negative", []string{"-e", "-1", "--", "x"}, true, false, nil, actRun, "-e -1: want an exit code", nil},
+		{"-e past long", []string{"-e", "99999999999999999999", "--", "x"}, true, false, nil, actRun, "-e 99999999999999999999: want", nil},
 		{"-p wants SIG names", []string{"-p", "USR1", "--", "x"}, true, false, nil, actRun, "-p USR1", nil},
 		{"-p without a value", []string{"-p"}, true, false, nil, actRun, "needs a value", nil},
 		{"-p SIGALRM is the shutdown alarm's", []string{"-p", "SIGALRM", "--", "x"}, true, false, nil, actRun, "-p SIGALRM: hinit's shutdown deadline is its alarm", nil},
@@ -158,6 +170,20 @@ func TestExitStatusMapping(t *testing.T) {
 	for code, want := range map[int]int{143: 0, 3: 0, 2: 9, 1: 1, 0: 0, 255: 255} {
 		if got := o.exitStatus(m, code); got != want {
 			t.Errorf("exitStatus(%d) = %d, want %d", code, got, want)
+		}
+	}
+}
+
+// TestTiniVerbosity: TINI_VERBOSITY is read with atoi, as tini does
+// (Debian's tini 0.19: "3x" and " 2" are levels, "x" is 0, -1 its highest).
+func TestTiniVerbosity(t *testing.T) {
+	for v, want := range map[string]int{"2": 2, "3x": 3, " 2": 2, "+1": 1, "x": 0, "": 0, "-1": 3, "99": 3, "99999999999999999999": 3} {
+		var o options
+		o.readEnv(func(k string) (string, bool) { return v, k == "TINI_VERBOSITY" })
+		if o.tiniLevel == nil {
+			t.Errorf("TINI_VERBOSITY=%q: not read", v)
+		} else if *o.tiniLevel != want {
+			t.Errorf("TINI_VERBOSITY=%q: level %d, want %d", v, *o.tiniLevel, want)
 		}
 	}
 }

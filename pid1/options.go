@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -117,8 +116,8 @@ func (o *options) cluster(flags string, next []string) (act action, used int, er
 // value sets -e CODE (0..255) or -p SIGNAME (tini's names: SIGUSR1).
 func (o *options) value(flag byte, val string) error {
 	if flag == 'e' {
-		n, err := strconv.Atoi(val)
-		if err != nil || n < 0 || n > 255 {
+		n, rest := strtol(val) // as tini: " 7", "+7", "07", even "" (0)
+		if rest != "" || n < 0 || n > 255 {
 			return fmt.Errorf("%w: -e %s: want an exit code from 0 to 255", errUsage, val)
 		}
 		o.expect[n] = true
@@ -149,9 +148,39 @@ func (o *options) readEnv(lookup func(string) (string, bool)) {
 		o.group = true
 	}
 	if v, ok := lookup("TINI_VERBOSITY"); ok {
-		n, _ := strconv.Atoi(v) // atoi, as tini: garbage is 0
+		n, _ := strtol(v) // atoi, as tini: "3x" is 3, garbage 0
+		if n < 0 {
+			n = 3 // tini's level is unsigned: -1 is its highest
+		}
+		n = min(n, 3)
 		o.tiniLevel = &n
 	}
+}
+
+// strtol is C's strtol(s, &rest, 10), with which tini reads -e (and, as
+// atoi, TINI_VERBOSITY): white space (isspace), an optional sign, decimal
+// digits. With no digit nothing is read: 0, and rest is s. A value past
+// 2^40 is 2^40 (strtol's LONG_MAX, out of every range its callers take).
+func strtol(s string) (n int, rest string) {
+	i := 0
+	for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 {
+		i++
+	}
+	neg := i < len(s) && s[i] == '-'
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := i
+	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		n = min(n*10+int(s[i]-'0'), 1<<40)
+	}
+	if i == digits {
+		return 0, s
+	}
+	if neg {
+		n = -n
+	}
+	return n, s[i:]
 }
 
 // logLevel is hinit's log level: HINIT_LOG_LEVEL when set; else tini's
