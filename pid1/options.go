@@ -160,7 +160,7 @@ func (o *options) readEnv(lookup func(string) (string, bool)) {
 // strtol is C's strtol(s, &rest, 10), with which tini reads -e (and, as
 // atoi, TINI_VERBOSITY): white space (isspace), an optional sign, decimal
 // digits. With no digit nothing is read: 0, and rest is s. A value past
-// 2^40 is 2^40 (strtol's LONG_MAX, out of every range its callers take).
+// 2^20 is 2^20 (as strtol's LONG_MAX, out of every range its callers take).
 func strtol(s string) (n int, rest string) {
 	i := 0
 	for i < len(s) && strings.IndexByte(" \t\n\v\f\r", s[i]) >= 0 {
@@ -172,7 +172,7 @@ func strtol(s string) (n int, rest string) {
 	}
 	digits := i
 	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-		n = min(n*10+int(s[i]-'0'), 1<<40)
+		n = min(n*10+int(s[i]-'0'), 1<<20)
 	}
 	if i == digits {
 		return 0, s
