@@ -4,10 +4,11 @@ import (
 	"errors"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"hinit/internal/testprog"
 )
 
 func TestLookup(t *testing.T) {
@@ -124,34 +125,25 @@ func TestLookupOutOfDescriptors(t *testing.T) {
 // blocks SIGCHLD (asuser.Quiet: a hung volume holds no signal PID 1 waits
 // for); with one, as root, with the account's file rights.
 func TestDo(t *testing.T) {
-	status := func(field string) (v string) {
+	var status string // /proc/thread-self/status while fn runs
+	read := func() (err error) {
 		b, err := os.ReadFile("/proc/thread-self/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if f, ok := strings.CutPrefix(l, field+":"); ok {
-				return strings.Join(strings.Fields(f), " ")
-			}
-		}
-		t.Fatalf("no %s in /proc/thread-self/status", field)
-		return ""
+		status = string(b)
+		return err
 	}
-	var blk string
-	if err := Do(nil, func() error { blk = status("SigBlk"); return nil }); err != nil {
+	if err := Do(nil, read); err != nil {
 		t.Fatal(err)
 	}
-	if m, err := strconv.ParseUint(blk, 16, 64); err != nil || m&(1<<(syscall.SIGCHLD-1)) == 0 {
-		t.Errorf("Do(nil): SigBlk %s while fn runs: SIGCHLD not blocked", blk)
+	if m, ok := testprog.SigMask(status, "SigBlk"); !ok || m&(1<<(syscall.SIGCHLD-1)) == 0 {
+		t.Errorf("Do(nil): SigBlk %016x (read: %v) while fn runs: SIGCHLD not blocked", m, ok)
 	}
 	if os.Geteuid() != 0 {
 		t.Skip("switching to an account needs root")
 	}
-	var uid string
-	if err := Do(&Account{UID: 54321, GID: 54321, Groups: []int{54321}}, func() error { uid = status("Uid"); return nil }); err != nil {
+	if err := Do(&Account{UID: 54321, GID: 54321, Groups: []int{54321}}, read); err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(uid); len(f) != 4 || f[3] != "54321" {
-		t.Errorf("Do(54321): Uid %q while fn runs, want filesystem uid 54321", uid)
+	if !strings.Contains(status, "\nUid:\t0\t0\t0\t54321\n") {
+		t.Errorf("Do(54321): want filesystem uid 54321 while fn runs, status:\n%s", status)
 	}
 }

@@ -121,20 +121,20 @@ func lastExit(e *control.Exit) string {
 // definition is not applied and how many of its log lines were lost (SPEC
 // §3: counted and reported in status; hinit's own log says why).
 func reason(s control.Status) string {
-	r := s.Reason
-	if s.State == "up" {
-		r = ""
+	var parts []string
+	if s.State != "up" && s.Reason != "" {
+		parts = append(parts, s.Reason)
 	}
 	if s.NotApplied != "" {
-		r = strings.TrimPrefix(r+"; ", "; ") + "its dir's new definition is not applied: " + s.NotApplied
+		parts = append(parts, "its dir's new definition is not applied: "+s.NotApplied)
 	}
 	switch {
 	case s.LostLines == 1:
-		r = strings.TrimPrefix(r+"; ", "; ") + "1 log line lost"
+		parts = append(parts, "1 log line lost")
 	case s.LostLines > 1:
-		r = strings.TrimPrefix(r+"; ", "; ") + strconv.FormatUint(s.LostLines, 10) + " log lines lost"
+		parts = append(parts, strconv.FormatUint(s.LostLines, 10)+" log lines lost")
 	}
-	return strings.Join(strings.Fields(r), " ")
+	return strings.Join(strings.Fields(strings.Join(parts, "; ")), " ")
 }
 
 // printable is s with every control character (C0, DEL, C1), bidirectional

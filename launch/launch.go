@@ -417,10 +417,9 @@ func (p Program) enter(dir string) error {
 		var st unix.Stat_t
 		return unix.Stat(dir+"/.", &st)
 	}
-	if !p.Switch || p.User == nil {
-		var err error
-		asuser.Quiet(func() { err = stat() }) // nothing is switched: the program has hinit's rights
-		return err
+	user := p.User
+	if !p.Switch {
+		user = nil // nothing is switched: the program has hinit's rights
 	}
-	return asuser.Do(p.User.ID(), stat)
+	return account.Do(user, stat)
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"hinit/internal/testprog"
 )
 
 // FS is one mounted hangfs.
@@ -112,16 +113,10 @@ func CheckQuiet(t testing.TB, tid int, what string) {
 	if err != nil {
 		t.Fatalf("%s's thread %d: %v", what, tid, err)
 	}
-	var blocked string
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigBlk:"); ok {
-			blocked = strings.TrimSpace(v)
-		}
-	}
-	m, err := strconv.ParseUint(blocked, 16, 64)
+	m, ok := testprog.SigMask(string(b), "SigBlk")
 	for _, sig := range []syscall.Signal{syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT} {
-		if err != nil || m&(1<<(sig-1)) == 0 {
-			t.Errorf("thread %d, asleep in %s on the hung volume, blocks %s (%v): %v not blocked", tid, what, blocked, err, sig)
+		if !ok || m&(1<<(sig-1)) == 0 {
+			t.Errorf("thread %d, asleep in %s on the hung volume, blocks %016x (read: %v): %v not blocked", tid, what, m, ok, sig)
 		}
 	}
 }
