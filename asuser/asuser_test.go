@@ -204,14 +204,14 @@ func TestDoKeepsItsThreads(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if uid, gid := statusField(string(b), "Uid:", 3), statusField(string(b), "Gid:", 3); uid != 0 || gid != 0 {
+		if uid, gid := statusField(string(b), "Uid", 3), statusField(string(b), "Gid", 3); uid != 0 || gid != 0 {
 			t.Errorf("thread %s has fsuid:fsgid %d:%d after Do, want 0:0", tid, uid, gid)
 		}
-		if m, ok := masks[tid]; ok && statusLine(string(b), "SigBlk:") != m {
-			t.Errorf("thread %s blocks %s after Do, %s before", tid, statusLine(string(b), "SigBlk:"), m)
+		if m, ok := masks[tid]; ok && statusLine(string(b), "SigBlk") != m {
+			t.Errorf("thread %s blocks %s after Do, %s before", tid, statusLine(string(b), "SigBlk"), m)
 		}
-		if g := statusLine(string(b), "Groups:"); g != statusLine(procStatus(t), "Groups:") {
-			t.Errorf("thread %s has groups %q after Do, want the process's %q", tid, g, statusLine(procStatus(t), "Groups:"))
+		if g := statusLine(string(b), "Groups"); g != statusLine(procStatus(t), "Groups") {
+			t.Errorf("thread %s has groups %q after Do, want the process's %q", tid, g, statusLine(procStatus(t), "Groups"))
 		}
 	}
 }
@@ -225,15 +225,10 @@ func procStatus(t *testing.T) string {
 	return string(b)
 }
 
-// statusLine is the rest of the line of a /proc status file that starts
-// with key.
+// statusLine is field key of /proc status text, "" when it is missing.
 func statusLine(status, key string) string {
-	for _, line := range strings.Split(status, "\n") {
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			return strings.TrimSpace(rest)
-		}
-	}
-	return ""
+	v, _ := testprog.StatusField(status, key)
+	return v
 }
 
 // TestDoRunsFourAtOnce: at most maxSwitched calls run at once, each on a
@@ -299,7 +294,7 @@ func sigBlk(t *testing.T) map[string]string {
 	masks := map[string]string{}
 	for _, task := range tasks {
 		if b, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "status")); err == nil {
-			masks[task.Name()] = statusLine(string(b), "SigBlk:")
+			masks[task.Name()] = statusLine(string(b), "SigBlk")
 		}
 	}
 	return masks
@@ -313,7 +308,7 @@ func TestDoBlocksSignals(t *testing.T) {
 	var blocked string
 	err := Do(alice, func() error {
 		b, err := os.ReadFile("/proc/thread-self/status")
-		blocked = statusLine(string(b), "SigBlk:")
+		blocked = statusLine(string(b), "SigBlk")
 		return err
 	})
 	if err != nil {

@@ -87,7 +87,7 @@ func fsuids(t *testing.T) map[string]int {
 		if err != nil {
 			continue // the thread is gone
 		}
-		ids[task.Name()] = statusField(string(b), "Uid:", 3)
+		ids[task.Name()] = statusField(string(b), "Uid", 3)
 	}
 	return ids
 }
@@ -99,18 +99,15 @@ func threadFS(t *testing.T) (uid, gid int) {
 		t.Error(err)
 		return -1, -1
 	}
-	return statusField(string(b), "Uid:", 3), statusField(string(b), "Gid:", 3)
+	return statusField(string(b), "Uid", 3), statusField(string(b), "Gid", 3)
 }
 
-// statusField returns field i of the line of a /proc status file that
-// starts with key, or -1.
+// statusField returns word i of field key of /proc status text as a
+// number, or -1.
 func statusField(status, key string, i int) int {
-	for _, line := range strings.Split(status, "\n") {
-		if f := strings.Fields(line); len(f) > i && f[0] == key {
-			n, err := strconv.Atoi(f[i+1])
-			if err == nil {
-				return n
-			}
+	if w := strings.Fields(statusLine(status, key)); i < len(w) {
+		if n, err := strconv.Atoi(w[i]); err == nil {
+			return n
 		}
 	}
 	return -1

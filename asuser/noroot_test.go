@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 			if err != nil {
 				return err
 			}
-			return os.WriteFile(p, []byte(statusLine(string(b), "SigBlk:")), 0o644)
+			return os.WriteFile(p, []byte(statusLine(string(b), "SigBlk")), 0o644)
 		})
 		if err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -50,14 +49,12 @@ func threads(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
+	v, _ := testprog.StatusField(string(b), "Threads")
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("Threads of /proc/self/status: %q", v)
 	}
-	t.Fatal("no Threads line in /proc/self/status")
-	return 0
+	return n
 }
 
 // nonBlocking reports whether f's file description has O_NONBLOCK, without

@@ -11,18 +11,18 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/internal/testprog"
 )
 
 // procStatus is the field (Uid, Gid, Groups) of /proc/PID/status in c.
 func (c *ctr) procStatus(pid int, field string) string {
 	c.t.Helper()
-	for _, l := range strings.Split(c.readFile("/proc/"+strconv.Itoa(pid)+"/status"), "\n") {
-		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			return strings.Join(strings.Fields(v), " ")
-		}
+	v, ok := testprog.StatusField(c.readFile("/proc/"+strconv.Itoa(pid)+"/status"), field)
+	if !ok {
+		c.t.Fatalf("no %s in /proc/%d/status", field, pid)
 	}
-	c.t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return ""
+	return v
 }
 
 // procEnv is the environment of PID in c, as hinit started it, read as

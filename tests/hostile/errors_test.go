@@ -1,7 +1,6 @@
 package hostile
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -111,17 +110,12 @@ func (tb statusTable) count(prefix, text string) int {
 // procKB reads a size field (VmRSS, VmHWM: KiB) of pid from /proc.
 func procKB(t *testing.T, pid int, field string) int {
 	t.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	must(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			must(t, err)
-			return kb
-		}
+	v, _ := testprog.StatusField(string(b), field)
+	kb, err := strconv.Atoi(strings.TrimSuffix(v, " kB"))
+	if err != nil {
+		t.Fatalf("%s of /proc/%d/status: %q", field, pid, v)
 	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
+	return kb
 }
