@@ -2,11 +2,10 @@ package pid1
 
 import (
 	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
+
+	"hinit/cgroup"
 )
 
 // threadReserve is how many OS threads a supervising hinit makes at boot
@@ -28,7 +27,7 @@ const threadReserve = 16
 // there itself.
 func reserveThreads() {
 	want := threadReserve - countThreads()
-	if room, ok := pidsRoom(); ok {
+	if room, ok := cgroup.PidsRoom(); ok {
 		want = min(want, room/2)
 	}
 	if want <= 0 {
@@ -59,31 +58,4 @@ func countThreads() int {
 		return 0
 	}
 	return len(ents)
-}
-
-// pidsRoom is how many more tasks the cgroup's pids controller lets this
-// container start (cgroup v2, else v1); false when nothing limits it or
-// it cannot be read.
-func pidsRoom() (int, bool) {
-	for _, dir := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/pids"} {
-		max, err := readInt(filepath.Join(dir, "pids.max"))
-		if err != nil {
-			continue
-		}
-		cur, err := readInt(filepath.Join(dir, "pids.current"))
-		if err != nil {
-			return 0, false
-		}
-		return max - cur, true
-	}
-	return 0, false
-}
-
-// readInt reads a file holding one number ("max" is an error).
-func readInt(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
