@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // root is where cgroup filesystems are mounted. A variable for tests only.
@@ -27,11 +28,12 @@ var root = "/sys/fs/cgroup"
 // PidsRoom is how many more tasks the pids controller lets this cgroup
 // start; false when nothing limits it or it cannot be read.
 func PidsRoom() (int, bool) {
-	max, err := readNumber(file("pids", "pids.max"))
+	dir := Dir("pids")
+	max, err := readNumber(filepath.Join(dir, "pids.max"))
 	if err != nil {
 		return 0, false // "max" too: no limit
 	}
-	cur, err := readNumber(file("pids", "pids.current"))
+	cur, err := readNumber(filepath.Join(dir, "pids.current"))
 	if err != nil {
 		return 0, false
 	}
@@ -39,25 +41,61 @@ func PidsRoom() (int, bool) {
 }
 
 // OOMKills is how many processes of this cgroup the kernel's OOM killer
-// has ended so far (v2 memory.events, v1 memory.oom_control: oom_kill);
-// false when the kernel does not say (no memory controller, a kernel
-// before 4.13 on v1).
-func OOMKills() (uint64, bool) {
+// has ended so far; false when the kernel does not say (no memory
+// controller, a kernel before 4.13 on v1).
+func OOMKills() (uint64, bool) { return OOMKillsOf(Dir("memory")) }
+
+// OOMMark is what a process's death by SIGKILL is judged against: the OOM
+// kill count when it started.
+type OOMMark struct {
+	count func() (uint64, bool)
+	kills uint64
+	known bool
+}
+
+// MarkOOM reads count (OOMKills, or a test's cgroup's) before a fork; nil
+// count marks nothing.
+func MarkOOM(count func() (uint64, bool)) OOMMark {
+	m := OOMMark{count: count}
+	if count != nil {
+		m.kills, m.known = count()
+	}
+	return m
+}
+
+// OOMKilled reports whether a process marked m that died of sig is put
+// down to the OOM killer: a SIGKILL that hinit did not send (sentByHinit),
+// while the count rose. The kernel does not say whom it killed; docker's
+// OOMKilled is the same count, for the whole container.
+func (m OOMMark) OOMKilled(sig syscall.Signal, sentByHinit bool) bool {
+	if sig != syscall.SIGKILL || sentByHinit || !m.known {
+		return false
+	}
+	n, ok := m.count()
+	return ok && n > m.kills
+}
+
+// OOMKillsOf is OOMKills of the cgroup at dir: oom_kill of its
+// memory.events (v2) or memory.oom_control (v1).
+func OOMKillsOf(dir string) (uint64, bool) {
+	if dir == "" {
+		return 0, false
+	}
 	for _, name := range []string{"memory.events", "memory.oom_control"} {
-		if p := file("memory", name); p != "" {
-			b, err := read(p)
-			if err != nil {
-				return 0, false
-			}
+		if b, err := read(filepath.Join(dir, name)); err == nil {
 			return field(b, "oom_kill")
 		}
 	}
 	return 0, false
 }
 
-// file is name in this process's cgroup of controller.
-func file(controller, name string) string {
-	return pick(ownPaths(), controller, name)
+// Dir is the directory of this process's cgroup of controller ("memory",
+// "pids"), "" when none is found.
+func Dir(controller string) string {
+	if p := pick(ownPaths(), controller, "cgroup.procs"); p != "" {
+		return filepath.Dir(p)
+	}
+	return ""
 }
 
 // pick is name in the cgroup of controller whose paths /proc/self/cgroup
@@ -126,9 +164,6 @@ func readNumber(path string) (int64, error) {
 const maxFile = 64 << 10
 
 func read(path string) ([]byte, error) {
-	if path == "" {
-		return nil, os.ErrNotExist
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

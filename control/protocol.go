@@ -225,4 +225,7 @@ type Exit struct {
 	Code   int       `json:"code"`   // exit status, or 128+N when killed by signal N
 	Signal string    `json:"signal"` // "KILL", "TERM"... when killed by a signal, else ""
 	At     time.Time `json:"at"`
+	// OOM: killed by a SIGKILL hinit did not send while the container's
+	// cgroup counted an OOM kill (an extension; absent when false).
+	OOM bool `json:"oom,omitempty"`
 }

@@ -125,6 +125,7 @@ func TestLastExit(t *testing.T) {
 		{"config error", &control.Exit{Code: 78}, "78"},
 		{"shell reports TERM", &control.Exit{Code: 143}, "143 (TERM)"},
 		{"killed", &control.Exit{Code: 137, Signal: "KILL"}, "SIGKILL"},
+		{"out of memory", &control.Exit{Code: 137, Signal: "KILL", OOM: true}, "SIGKILL (OOM)"},
 		{"realtime signal", &control.Exit{Code: 168, Signal: "40"}, "signal 40"},
 		{"above signals", &control.Exit{Code: 255}, "255"},
 	}

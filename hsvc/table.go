@@ -100,11 +100,14 @@ func shortDuration(d time.Duration) string {
 }
 
 // lastExit is 0, 143 (TERM) for an exit status that reports a signal the
-// way a shell does, SIGKILL for a death by signal, - when there is none.
+// way a shell does, SIGKILL for a death by signal, SIGKILL (OOM) for one
+// put down to the OOM killer, - when there is none.
 func lastExit(e *control.Exit) string {
 	switch {
 	case e == nil:
 		return "-"
+	case e.OOM:
+		return "SIG" + e.Signal + " (OOM)"
 	case e.Signal != "":
 		if _, err := strconv.Atoi(e.Signal); err == nil {
 			return "signal " + e.Signal

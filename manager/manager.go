@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"hinit/account"
+	"hinit/cgroup"
 	"hinit/config"
 	"hinit/control"
 	"hinit/scandir"
@@ -92,6 +93,7 @@ func New(ctx context.Context, o Options) *Manager {
 		DefaultUser: o.Config.User,
 		Marker:      writeMarker,
 		MaxStopping: o.Config.ServicesMax,
+		OOMKills:    cgroup.OOMKills,
 		Failed: func(name string, status int) {
 			m.log.Error("essential service failed: shutting down", "svc", name, "code", status)
 			m.shutdown(status)

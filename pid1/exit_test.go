@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"hinit/internal/memcg"
 	"hinit/internal/testprog"
 )
 
@@ -100,5 +101,23 @@ func TestNotExecutableOnPATH(t *testing.T) {
 	}
 	if want := "myapp: permission denied"; !strings.Contains(p.stderr.String(), want) {
 		t.Errorf("stderr %q, want %q", p.stderr, want)
+	}
+}
+
+// Main ended by the kernel's OOM killer exits 137 as any SIGKILL, and
+// hinit's log says it ran out of memory. A kill -9 in the same cgroup
+// after that OOM kill is a SIGKILL and no more. The memory limit is a real
+// cgroup's that hinit and main run in (root only).
+func TestMainOutOfMemory(t *testing.T) {
+	cg := memcg.New(t, 64<<20)
+	enter := []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, cg.Procs()}
+	const said = "main exited: killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)"
+	p, code := runInit(t, initOpts{wrap: enter, args: testprog.Command("hog", cg.Procs())})
+	if n, _ := cg.OOMKills(); code != 137 || !strings.Contains(p.stderr.String(), said) || n != 1 {
+		t.Errorf("hog as main: exit %d, %d OOM kills; want 137, 1 and %q in hinit's log:\n%s", code, n, said, p.stderr)
+	}
+	p, code = runInit(t, initOpts{wrap: enter, args: []string{"/bin/sh", "-c", "kill -KILL $$"}})
+	if code != 137 || strings.Contains(p.stderr.String(), "out of memory") {
+		t.Errorf("kill -9 of main: exit %d; want 137 and no word of memory:\n%s", code, p.stderr)
 	}
 }

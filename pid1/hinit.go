@@ -373,7 +373,11 @@ func (h *hinit) loop() int {
 			h.restoreTerminal()
 			h.logToStderrAgain()
 			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
-			h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
+			if h.main.oom.OOMKilled(st.Signal, h.main.killed.Load()) {
+				h.log.Warn("main exited: killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)", "pid", st.PID, "code", st.ExitStatus())
+			} else {
+				h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
+			}
 			if h.set.bare && (h.alone() || !h.isPID1) {
 				// As tini: main was all there was, nothing to stop
 				// or flush; or, as a subreaper, what main left

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"hinit/account"
 	"hinit/asuser"
+	"hinit/cgroup"
 	"hinit/config"
 	"hinit/launch"
 	"hinit/reaper"
@@ -27,6 +29,10 @@ type mainProc struct {
 	argv []string
 	pid  int
 	done <-chan reaper.Status
+	oom  cgroup.OOMMark // the container's OOM kill count before its fork
+	// killed: hinit sent it SIGKILL (the shutdown's deadline); set on the
+	// shutdown's goroutine before the kill, read by loop after the reap.
+	killed atomic.Bool
 }
 
 // routeMain turns the container's CMD into main's argv (SPEC §2): no CMD
@@ -80,6 +86,10 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if acct != nil {
 		h.lent = lendTerminal(acct.UID)
 	}
+	var oom cgroup.OOMMark
+	if !h.set.bare { // bare: nothing read that tini does not
+		oom = cgroup.MarkOOM(cgroup.OOMKills)
+	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	script := false
 	if errors.Is(err, syscall.ENOEXEC) {
@@ -92,7 +102,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		sh.Argv = append([]string{"/bin/sh", cmd.Path}, argv[1:]...)
 		if shCmd, serr := sh.Build(); serr == nil {
 			if pid, done, serr = h.reaper.Start(shCmd.Path, shCmd.Argv, shCmd.Attr, shCmd.Signals); serr == nil {
-				return &mainProc{argv: argv, pid: pid, done: done}, nil
+				return &mainProc{argv: argv, pid: pid, done: done, oom: oom}, nil
 			}
 		}
 		// no /bin/sh to run it: main's own error says what is wrong
@@ -101,7 +111,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		h.restoreTerminal() // the child made its group the foreground before its exec failed
 		return nil, prog.StartError(cmd, err)
 	}
-	return &mainProc{argv: argv, pid: pid, done: done}, nil
+	return &mainProc{argv: argv, pid: pid, done: done, oom: oom}, nil
 }
 
 // inDir is path as the child, started in dir, finds it.

@@ -90,6 +90,7 @@ func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 		// Main itself too: it may have joined another group (setpgid),
 		// leaving its own empty or to a child, and hinit waited for it
 		// for ever. It is not reaped before mainGone: the pid is main's.
+		h.main.killed.Store(true)
 		err := syscall.Kill(-h.main.pid, syscall.SIGKILL)
 		if perr := syscall.Kill(h.main.pid, syscall.SIGKILL); err == nil || err == syscall.ESRCH {
 			err = perr

@@ -37,8 +37,12 @@ func (r *runner) exited(st reaper.Status) {
 	signalGroup(p.pid, syscall.SIGKILL) // whatever it left in its process group
 	p.log.EndLine()                     // its last line is its own, written now
 	r.stopTimer()
-	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At}
-	r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
+	r.lastExit = r.exitOf(p, st)
+	if r.lastExit.OOM {
+		r.deps.Log.Warn("exited: killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
+	} else {
+		r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
+	}
 	if ranLong(p.def.Backoff, st.At.Sub(p.started)) {
 		// A long run ends a streak of failures, however it ended: by
 		// a restart_now code, a restart signal or a no_restart code too.
@@ -213,8 +217,19 @@ func (r *runner) essentialFailed(ex *Exit) {
 	r.deps.Failed(r.name, ex.Status())
 }
 
-// describeExit says how a run ended: "exit 3" or "killed by SIGKILL".
+// exitOf is how p ended, st as the reaper saw it, a SIGKILL hinit did
+// not send put down to the OOM killer when the container's cgroup counted
+// an OOM kill since p started.
+func (r *runner) exitOf(p *instance, st reaper.Status) *Exit {
+	return &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.oom.OOMKilled(st.Signal, p.killed)}
+}
+
+// describeExit says how a run ended: "exit 3", "killed by SIGKILL" or
+// "killed by SIGKILL, out of memory".
 func describeExit(ex *Exit) string {
+	if ex.OOM {
+		return "killed by " + signame.Text(ex.Signal) + ", out of memory (the container's cgroup counted an OOM kill)"
+	}
 	if ex.Signal != 0 {
 		return "killed by " + signame.Text(ex.Signal)
 	}

@@ -176,6 +176,9 @@ func (r *runner) handle(c command) error {
 			send = signalProcess
 		}
 		err := send(r.proc.pid, c.sig)
+		if c.sig == syscall.SIGKILL && err == nil {
+			r.proc.killed = true
+		}
 		if c.restart && err == nil {
 			r.proc.restartAsked = time.Now()
 		}
@@ -237,6 +240,7 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	// pending until the timeout's SIGKILL: SIGCONT after it, as s6,
 	// systemd and hinit's own main get.
 	signalGroup(r.proc.pid, syscall.SIGCONT)
+	r.proc.killed = sig == syscall.SIGKILL
 	r.want = false
 	r.arm(timerKill, timeout)
 	r.set(StateStopping, "sent "+signame.Text(sig))
@@ -269,6 +273,7 @@ func (r *runner) timerFired() {
 	case timerKill:
 		if r.proc != nil {
 			r.deps.Log.Warn("stop timeout: killing process group", "svc", r.name, "pid", r.proc.pid)
+			r.proc.killed = true
 			signalGroup(r.proc.pid, syscall.SIGKILL)
 		}
 	}

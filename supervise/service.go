@@ -41,6 +41,9 @@ type Deps struct {
 	// stop.timeout at once; beyond it the oldest is killed (Group.track).
 	// 0: no limit.
 	MaxStopping int
+	// OOMKills is how many processes of the container the kernel's OOM
+	// killer has ended (cgroup.OOMKills); nil, or false, when not known.
+	OOMKills func() (uint64, bool)
 }
 
 // Errors of service commands.

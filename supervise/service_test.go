@@ -17,6 +17,7 @@ import (
 
 	"hinit/account"
 	"hinit/config"
+	"hinit/internal/memcg"
 	"hinit/internal/testprog"
 	"hinit/reaper"
 )
@@ -965,5 +966,51 @@ func TestDescribeExitNamesEverySignal(t *testing.T) {
 		if got := describeExit(&ex); got != want {
 			t.Errorf("describeExit(%+v) = %q, want %q", ex, got, want)
 		}
+	}
+}
+
+// A service the kernel's OOM killer ends is said to be out of memory; a
+// SIGKILL from someone else, with no OOM kill counted since the service
+// started, or from hinit itself (the stop timeout's), is not. The memory
+// limit is a real cgroup's (root only).
+func TestOOMKill(t *testing.T) {
+	cg := memcg.New(t, 32<<20)
+	f := newFixture(t)
+	f.group.deps.OOMKills = cg.OOMKills
+	stubborn := def("stubborn", "ignore-term", "3")
+	stubborn.Ready.NotifyFD = 3
+	stubborn.Stop.Timeout = 50 * time.Millisecond
+	stubborn.Restart = config.RestartNever
+	sb := f.add(stubborn, true)
+	waitState(t, sb, StateUp)
+
+	hog := def("hog", "hog", cg.Procs())
+	hog.Restart = config.RestartNever
+	st := waitState(t, f.add(hog, true), StateExited)
+	if n, _ := cg.OOMKills(); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || !st.LastExit.OOM || n == 0 {
+		t.Fatalf("hog ended %+v (%d OOM kills counted), want SIGKILL, out of memory", st.LastExit, n)
+	}
+	if want := "killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)"; !strings.Contains(st.Reason, want) {
+		t.Errorf("hog's reason %q, want it to say %q", st.Reason, want)
+	}
+	if logged := f.logged.String(); !strings.Contains(logged, `msg="exited: killed by SIGKILL, out of memory`) {
+		t.Errorf("hinit's log does not say hog ran out of memory:\n%s", logged)
+	}
+
+	// Up while the OOM kill was counted, killed by hinit at its stop timeout.
+	if err := sb.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitState(t, sb, StateDown); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || st.LastExit.OOM {
+		t.Errorf("stubborn, killed at its stop timeout, ended %+v; want SIGKILL, not out of memory", st.LastExit)
+	}
+	// Started after the OOM kill, killed by someone else.
+	victim := def("victim", "sleep", "inf")
+	victim.Restart = config.RestartNever
+	v := f.add(victim, true)
+	up := waitState(t, v, StateUp)
+	syscall.Kill(up.PID, syscall.SIGKILL)
+	if st := waitState(t, v, StateExited); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || st.LastExit.OOM {
+		t.Errorf("victim, kill -9 with no OOM kill counted, ended %+v; want SIGKILL, not out of memory", st.LastExit)
 	}
 }

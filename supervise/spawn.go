@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hinit/account"
+	"hinit/cgroup"
 	"hinit/config"
 	"hinit/launch"
 	"hinit/reaper"
@@ -33,6 +34,10 @@ type instance struct {
 	// its process group is being waited for (exited); done then delivers
 	// its status once the group is empty.
 	lingering bool
+	// oom: the container's OOM kill count before the fork; killed: hinit
+	// sent the process SIGKILL. exitOf judges a SIGKILL by them.
+	oom    cgroup.OOMMark
+	killed bool
 }
 
 // spawn starts a new instance from the current definition, expanded against
@@ -42,6 +47,7 @@ type instance struct {
 func (r *runner) spawn() {
 	env := r.deps.Environ()
 	def := r.def.Expanded(env)
+	oom := cgroup.MarkOOM(r.deps.OOMKills)
 	inst, err := r.startProcess(def, env)
 	if err != nil {
 		r.deps.Log.Error("cannot start", "svc", r.name, "err", err)
@@ -49,6 +55,7 @@ func (r *runner) spawn() {
 		r.afterExit(def, 0, err.Error(), true)
 		return
 	}
+	inst.oom = oom
 	r.proc = inst
 	r.deps.Log.Info("started", "svc", r.name, "pid", inst.pid)
 	if inst.ready == nil {

@@ -35,6 +35,10 @@ type Exit struct {
 	Code   int            // exit code (when Signal == 0), or the exec failure code 126/127
 	Signal syscall.Signal // signal that killed it, or 0
 	At     time.Time
+	// OOM: a SIGKILL hinit did not send, while the container's cgroup
+	// counted an OOM kill that it had not counted at the start
+	// (Deps.OOMKills): the kernel's OOM killer, as far as it tells.
+	OOM bool
 }
 
 // Status is the run's exit status: its code, or 128+N for signal N.

@@ -90,6 +90,32 @@ var programs = map[string]func([]string) int{
 	"leave-fd":    leaveFD,
 	"lease":       lease,
 	"leave-group": leaveGroup,
+	"hog":         hog,
+}
+
+// hog PROCS: writes its own pid to PROCS (a cgroup's cgroup.procs, so that
+// it runs under that cgroup's memory limit), then takes memory a MiB at a
+// time, touching every page, until the kernel ends it; exits 1 if it got
+// 4 GiB.
+func hog(a []string) int {
+	if len(a) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: hog PROCS")
+		return 2
+	}
+	if err := os.WriteFile(a[0], []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var held [][]byte
+	for range 4096 {
+		b := make([]byte, 1<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		held = append(held, b)
+	}
+	fmt.Println("hog: 4 GiB and no OOM kill", len(held))
+	return 1
 }
 
 // leave-group [keep]: starts a sleeping child as the leader of a process

@@ -158,3 +158,23 @@ func TestCapDropSetgid(t *testing.T) {
 		t.Errorf("exit %d, want 126 and %q:\n%s", r.code, want, r.stderr)
 	}
 }
+
+// TestMemoryLimit: --memory with a service that outgrows it. The kernel's
+// OOM killer ends the service, not hinit; hsvc says it ran out of memory
+// (a bare SIGKILL said nothing of why); main and hsvc go on.
+func TestMemoryLimit(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--memory", "64m", "--memory-swap", "64m"}, "sleep", "infinity")
+	c.booted()
+	c.s6Dir("hermes", "hog", map[string]string{"service.yaml": `command: [bash, -c, "x=$(head -c 400000000 /dev/zero | tr '\\0' a)"]` + "\nrestart: never\n"})
+	s := c.waitState("hog", "exited", 30*time.Second, func(s svc) bool { return s.State == "exited" })
+	if s.LastExit == nil || s.LastExit.Signal != "KILL" || !s.LastExit.OOM {
+		t.Errorf("hog ended %+v, want SIGKILL, out of memory", s.LastExit)
+	}
+	if table := c.sh("hermes", "hsvc status hog"); !strings.Contains(table, "SIGKILL (OOM)") || !strings.Contains(table, "out of memory") {
+		t.Errorf("hsvc status hog:\n%s\nwant SIGKILL (OOM) and why", table)
+	}
+	if r := c.exec("hermes", "hsvc", "check"); r.code != 0 {
+		t.Errorf("hsvc check after the OOM kill: exit %d %s%s", r.code, r.stdout, r.stderr)
+	}
+}

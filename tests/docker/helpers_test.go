@@ -177,6 +177,7 @@ type svc struct {
 	LastExit *struct {
 		Code   int    `json:"code"`
 		Signal string `json:"signal"`
+		OOM    bool   `json:"oom"`
 	} `json:"last_exit"`
 }
 
