@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -43,7 +44,12 @@ func PidsRoom() (int, bool) {
 // OOMKills is how many processes of this cgroup the kernel's OOM killer
 // has ended so far; false when the kernel does not say (no memory
 // controller, a kernel before 4.13 on v1).
-func OOMKills() (uint64, bool) { return OOMKillsOf(Dir("memory")) }
+func OOMKills() (uint64, bool) { return OOMKillsOf(memoryDir()) }
+
+// memoryDir is Dir("memory"), found once: OOMKills is read before every
+// fork, and a process's cgroup is the one it started in (hinit moves no
+// process, itself included).
+var memoryDir = sync.OnceValue(func() string { return Dir("memory") })
 
 // OOMMark is what a process's death by SIGKILL is judged against: the OOM
 // kill count when it started.
