@@ -240,7 +240,9 @@ func (r *runner) stop(requested bool, deadline time.Time) error {
 	// pending until the timeout's SIGKILL: SIGCONT after it, as s6,
 	// systemd and hinit's own main get.
 	signalGroup(r.proc.pid, syscall.SIGCONT)
-	r.proc.killed = sig == syscall.SIGKILL
+	if sig == syscall.SIGKILL {
+		r.proc.killed = true
+	}
 	r.want = false
 	r.arm(timerKill, timeout)
 	r.set(StateStopping, "sent "+signame.Text(sig))
