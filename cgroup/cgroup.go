@@ -3,33 +3,36 @@
 // killer has ended. It is the one place that knows the files and the two
 // cgroup versions.
 //
-// The container's cgroup is found as the kernel names it in
-// /proc/self/cgroup, under the mount /sys/fs/cgroup (v2) or
-// /sys/fs/cgroup/<controller> (v1); where that path does not exist, the
-// mount's root: a container with a cgroup namespace of its own, or
-// docker's v1 mounts, show their own cgroup there. Only the kernel writes
-// these files, and they are read with a bound.
+// This process's cgroup is the path /proc/self/cgroup gives for a
+// controller (v1) or for the unified hierarchy (v2), found under the mount
+// of that hierarchy that /proc/self/mountinfo lists: the mount's root is
+// the cgroup shown at its mount point (docker's v1 mounts show the
+// container's own cgroup there; a cgroup namespace shows its own root).
+// Only the kernel writes these files; they are opened without following a
+// symlink or waiting on a FIFO, and read with a bound.
 package cgroup
 
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
-)
 
-// root is where cgroup filesystems are mounted. A variable for tests only.
-var root = "/sys/fs/cgroup"
+	"golang.org/x/sys/unix"
+)
 
 // PidsRoom is how many more tasks the pids controller lets this cgroup
 // start; false when nothing limits it or it cannot be read.
 func PidsRoom() (int, bool) {
 	dir := Dir("pids")
+	if dir == "" {
+		return 0, false
+	}
 	max, err := readNumber(filepath.Join(dir, "pids.max"))
 	if err != nil {
 		return 0, false // "max" too: no limit
@@ -96,42 +99,112 @@ func OOMKillsOf(dir string) (uint64, bool) {
 }
 
 // Dir is the directory of this process's cgroup of controller ("memory",
-// "pids"), "" when none is found.
+// "pids"), "" when none is mounted where this process can see it.
 func Dir(controller string) string {
-	if p := pick(ownPaths(), controller, "cgroup.procs"); p != "" {
-		return filepath.Dir(p)
-	}
-	return ""
-}
-
-// pick is name in the cgroup of controller whose paths /proc/self/cgroup
-// gives as own: the first that exists of v1's own path, v1's mount root,
-// v2's own path and v2's mount root. "" when none does.
-func pick(own map[string]string, controller, name string) string {
-	var candidates []string
-	for _, m := range []struct{ dir, key string }{{filepath.Join(root, controller), controller}, {root, ""}} {
-		if p, ok := own[m.key]; ok {
-			candidates = append(candidates, filepath.Join(m.dir, p, name))
-		}
-		candidates = append(candidates, filepath.Join(m.dir, name))
-	}
-	for _, c := range candidates {
-		if _, err := os.Stat(c); err == nil {
-			return c
-		}
-	}
-	return ""
-}
-
-// ownPaths maps each controller of /proc/self/cgroup ("" for v2's unified
-// line) to this process's path in it.
-func ownPaths() map[string]string {
-	b, err := read("/proc/self/cgroup")
+	own, err := read("/proc/self/cgroup")
 	if err != nil {
-		return nil
+		return ""
 	}
+	info, err := read("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	return dirOf(parseMounts(info), ownPaths(own), controller)
+}
+
+// mount is a cgroup filesystem in /proc/self/mountinfo.
+type mount struct {
+	point       string   // where it is mounted
+	root        string   // the cgroup of the hierarchy shown at point
+	v2          bool     // cgroup2, else v1
+	controllers []string // v1: the controllers of its hierarchy
+}
+
+// dirOf is controller's cgroup of this process, whose paths are own, under
+// the first of mounts that shows it: its v1 hierarchy first, else v2's.
+func dirOf(mounts []mount, own map[string]string, controller string) string {
+	for _, v2 := range []bool{false, true} {
+		key := controller
+		if v2 {
+			key = ""
+		}
+		path, ok := own[key]
+		if !ok {
+			continue
+		}
+		for _, m := range mounts {
+			if m.v2 != v2 || !v2 && !slices.Contains(m.controllers, controller) {
+				continue
+			}
+			if rel, ok := within(path, m.root); ok {
+				return filepath.Join(m.point, rel)
+			}
+		}
+	}
+	return ""
+}
+
+// within is path relative to root when path is root or below it.
+func within(path, root string) (string, bool) {
+	if root == "/" {
+		return path, true
+	}
+	if path == root {
+		return "", true
+	}
+	rel, ok := strings.CutPrefix(path, root+"/")
+	return rel, ok
+}
+
+// parseMounts reads the cgroup filesystems of mountinfo text: "ID PARENT
+// MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPEROPTIONS".
+func parseMounts(info []byte) []mount {
+	var ms []mount
+	sc := bufio.NewScanner(bytes.NewReader(info))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		sep := slices.Index(f, "-")
+		if sep < 6 || len(f) < sep+4 {
+			continue
+		}
+		m := mount{root: unescape(f[3]), point: unescape(f[4])}
+		switch f[sep+1] {
+		case "cgroup2":
+			m.v2 = true
+		case "cgroup":
+			m.controllers = strings.Split(f[sep+3], ",")
+		default:
+			continue
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// unescape undoes mountinfo's octal escapes of a path (\040 for a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ownPaths maps each controller of /proc/self/cgroup text ("" for v2's
+// unified line) to this process's path in it.
+func ownPaths(text []byte) map[string]string {
 	paths := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc := bufio.NewScanner(bytes.NewReader(text))
 	for sc.Scan() {
 		// hierarchy-ID:controller-list:path
 		parts := strings.SplitN(sc.Text(), ":", 3)
@@ -166,14 +239,38 @@ func readNumber(path string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// maxFile bounds a read: the files read here are a few lines long.
-const maxFile = 64 << 10
+// maxFile bounds a read: a host's mountinfo of a few thousand mounts.
+const maxFile = 4 << 20
 
+// read reads a regular file at an absolute path, not through a symlink at
+// its end and not waiting on a FIFO.
 func read(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	if !filepath.IsAbs(path) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EINVAL}
 	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxFile))
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EINVAL}
+	}
+	var out []byte
+	buf := make([]byte, 4096)
+	for len(out) < maxFile {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		out = append(out, buf[:n]...)
+	}
+	return out, nil
 }

@@ -3,7 +3,9 @@ package cgroup
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -25,72 +27,91 @@ func TestField(t *testing.T) {
 	}
 }
 
-// TestPick: the layouts a hinit meets, as directories in a temporary root.
-func TestPick(t *testing.T) {
+// TestDirOf: the layouts a hinit meets, as /proc/self/mountinfo and
+// /proc/self/cgroup show them.
+func TestDirOf(t *testing.T) {
+	const (
+		tmpfs  = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+		v1Host = tmpfs +
+			"32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n" +
+			"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory\n" +
+			"39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n"
+		v1Docker = "700 690 0:70 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs rw,mode=755\n" +
+			"705 700 0:32 /docker/abc /sys/fs/cgroup/memory ro,nosuid master:9 - cgroup cgroup rw,memory\n" +
+			"706 700 0:36 /docker/abc /sys/fs/cgroup/pids ro,nosuid - cgroup cgroup rw,pids\n"
+		v2 = "800 790 0:80 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw,nsdelegate\n"
+		// systemd's hybrid layout: v2 with no controllers beside v1's.
+		hybrid = tmpfs +
+			"33 31 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n" +
+			"35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+		spaced = "35 31 0:32 / /mnt/cg\\040v1 rw - cgroup cgroup rw,memory\n"
+	)
 	for _, c := range []struct {
-		name  string
-		files []string // under the root
-		own   map[string]string
-		want  string // under the root; "" for none
+		name, mountinfo, cgroup, controller, want string
 	}{
-		{"v2 with a cgroup namespace", []string{"memory.events"}, map[string]string{"": "/"}, "memory.events"},
-		{"v2 on a host", []string{"cgroup.controllers", "system.slice/x.service/memory.events"},
-			map[string]string{"": "/system.slice/x.service"}, "system.slice/x.service/memory.events"},
-		{"v2 without a namespace, the mount showing the container", []string{"memory.events"},
-			map[string]string{"": "/system.slice/docker-1.scope"}, "memory.events"},
-		{"v2 root cgroup: no such file", []string{"cgroup.controllers"}, map[string]string{"": "/"}, ""},
-		{"v1 in docker", []string{"memory/memory.oom_control"}, map[string]string{"memory": "/docker/1"}, "memory/memory.oom_control"},
-		{"v1 on a host", []string{"memory/memory.oom_control", "memory/a/b/memory.oom_control"},
-			map[string]string{"memory": "/a/b"}, "memory/a/b/memory.oom_control"},
-		{"hybrid: v1 memory, an empty v2", []string{"unified/cgroup.controllers", "memory/memory.oom_control"},
-			map[string]string{"memory": "/", "": "/"}, "memory/memory.oom_control"},
+		{"v1 host", v1Host, "4:memory:/process_api/x\n8:pids:/\n2:cpu,cpuacct:/a\n", "memory", "/sys/fs/cgroup/memory/process_api/x"},
+		{"v1 host, the root's pids", v1Host, "4:memory:/process_api/x\n8:pids:/\n", "pids", "/sys/fs/cgroup/pids"},
+		{"v1 host, co-mounted controllers", v1Host, "2:cpu,cpuacct:/a\n", "cpuacct", "/sys/fs/cgroup/cpu,cpuacct/a"},
+		{"v1 docker", v1Docker, "4:memory:/docker/abc\n8:pids:/docker/abc\n", "memory", "/sys/fs/cgroup/memory"},
+		{"v1 docker, a cgroup below the container's", v1Docker, "4:memory:/docker/abc/sub\n", "memory", "/sys/fs/cgroup/memory/sub"},
+		{"v1 docker, a cgroup the mount does not show", v1Docker, "4:memory:/other\n", "memory", ""},
+		{"v2 with a cgroup namespace", v2, "0::/\n", "memory", "/sys/fs/cgroup"},
+		{"v2 on a host", v2, "0::/system.slice/x.service\n", "pids", "/sys/fs/cgroup/system.slice/x.service"},
+		{"hybrid: memory on v1", hybrid, "4:memory:/m\n0::/u\n", "memory", "/sys/fs/cgroup/memory/m"},
+		{"hybrid: pids nowhere but the empty v2", hybrid, "4:memory:/m\n0::/u\n", "pids", "/sys/fs/cgroup/unified/u"},
+		{"no cgroup mounted", tmpfs, "0::/\n", "memory", ""},
+		{"a mount point with a space", spaced, "4:memory:/\n", "memory", "/mnt/cg v1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for _, f := range c.files {
-				p := filepath.Join(dir, f)
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, nil, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			old := root
-			root = dir
-			defer func() { root = old }()
-			name := filepath.Base(c.want)
-			if c.want == "" {
-				name = "memory.events"
-			}
-			got := pick(c.own, "memory", name)
-			if want := filepath.Join(dir, c.want); c.want == "" && got != "" || c.want != "" && got != want {
-				t.Errorf("pick = %q, want %q", strings.TrimPrefix(got, dir), c.want)
+			if got := dirOf(parseMounts([]byte(c.mountinfo)), ownPaths([]byte(c.cgroup)), c.controller); got != c.want {
+				t.Errorf("dirOf(%s) = %q, want %q", c.controller, got, c.want)
 			}
 		})
 	}
 }
 
-// TestOwnCgroup: on this machine, this process's own cgroup is found and
-// its OOM kill count read when the kernel has one.
-func TestOwnCgroup(t *testing.T) {
-	if len(ownPaths()) == 0 {
-		t.Fatal("no line in /proc/self/cgroup")
+// TestRead: read takes a regular file at an absolute path only; a FIFO,
+// a symlink at the end or a relative path is refused at once.
+func TestRead(t *testing.T) {
+	dir := t.TempDir()
+	file, fifo, link := filepath.Join(dir, "f"), filepath.Join(dir, "fifo"), filepath.Join(dir, "link")
+	if err := os.WriteFile(file, []byte("oom_kill 4\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := read(file); err != nil || string(b) != "oom_kill 4\n" {
+		t.Errorf("read(file) = %q, %v", b, err)
+	}
+	for _, p := range []string{fifo, link, "f", ""} {
+		if b, err := read(p); err == nil {
+			t.Errorf("read(%q) = %q, want an error", p, b)
+		}
+	}
+	t.Chdir(dir)
+	if _, err := readNumber("pids.max"); err == nil {
+		t.Error("a relative path was read")
+	}
+}
+
+// TestOwnCgroup: on this machine, this process's own memory cgroup is
+// found where the kernel puts its memory files.
+func TestOwnCgroup(t *testing.T) {
 	dir := Dir("memory")
 	if dir == "" {
-		t.Skip("no memory controller here")
+		t.Skip("no memory cgroup visible here")
+	}
+	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains("\n"+string(procs), "\n"+strconv.Itoa(os.Getpid())+"\n") {
+		t.Errorf("%s/cgroup.procs does not list this process (%d)", dir, os.Getpid())
 	}
 	n, ok := OOMKills()
 	t.Logf("%s: oom_kill %d (%v)", dir, n, ok)
-	var text []byte
-	for _, name := range []string{"memory.events", "memory.oom_control"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			text = b
-			break
-		}
-	}
-	if strings.Contains(string(text), "oom_kill ") != ok {
-		t.Errorf("OOMKills says %v for %s:\n%s", ok, dir, text)
-	}
 }
