@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"hinit/internal/memcg"
 	"hinit/internal/testprog"
@@ -106,7 +108,8 @@ func TestNotExecutableOnPATH(t *testing.T) {
 
 // Main ended by the kernel's OOM killer exits 137 as any SIGKILL, and
 // hinit's log says it ran out of memory. A kill -9 in the same cgroup
-// after that OOM kill is a SIGKILL and no more. The memory limit is a real
+// after that OOM kill is a SIGKILL and no more, and so is hinit's own
+// SIGKILL at the shutdown's deadline. The memory limit is a real
 // cgroup's that hinit and main run in (root only).
 func TestMainOutOfMemory(t *testing.T) {
 	cg := memcg.New(t, 64<<20)
@@ -119,5 +122,18 @@ func TestMainOutOfMemory(t *testing.T) {
 	p, code = runInit(t, initOpts{wrap: enter, args: []string{"/bin/sh", "-c", "kill -KILL $$"}})
 	if code != 137 || strings.Contains(p.stderr.String(), "out of memory") {
 		t.Errorf("kill -9 of main: exit %d; want 137 and no word of memory:\n%s", code, p.stderr)
+	}
+	// A main whose child the OOM killer ended, killed by hinit at the
+	// shutdown's deadline: its SIGKILL is hinit's.
+	hog := strings.Join(testprog.Command("hog", cg.Procs()), " ")
+	p = startInit(t, initOpts{wrap: enter, env: []string{"HINIT_SHUTDOWN_TIMEOUT=200ms"},
+		args: []string{"/bin/sh", "-c", "trap '' TERM; HINIT_TESTPROG=1 " + hog + "; echo hogged; exec sleep 100"}})
+	p.waitOutput("hogged", false)
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(15 * time.Second); code != 137 || strings.Contains(p.stderr.String(), "out of memory") {
+		t.Errorf("main killed at the deadline after its child's OOM kill: exit %d; want 137 and no word of memory:\n%s", code, p.stderr)
+	}
+	if n, _ := cg.OOMKills(); n != 2 {
+		t.Errorf("%d OOM kills counted, want 2 (main's child's)", n)
 	}
 }

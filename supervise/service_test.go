@@ -971,7 +971,8 @@ func TestDescribeExitNamesEverySignal(t *testing.T) {
 
 // A service the kernel's OOM killer ends is said to be out of memory; a
 // SIGKILL from someone else, with no OOM kill counted since the service
-// started, or from hinit itself (the stop timeout's), is not. The memory
+// started, or from hinit itself (the stop timeout's, a signal asked of
+// hinit, a stop signal of KILL), is not. The memory
 // limit is a real cgroup's (root only).
 func TestOOMKill(t *testing.T) {
 	cg := memcg.New(t, 32<<20)
@@ -983,6 +984,14 @@ func TestOOMKill(t *testing.T) {
 	stubborn.Restart = config.RestartNever
 	sb := f.add(stubborn, true)
 	waitState(t, sb, StateUp)
+	signalled := def("signalled", "sleep", "inf") // hsvc signal KILL, s6-svc -k
+	signalled.Restart = config.RestartNever
+	sg := f.add(signalled, true)
+	waitState(t, sg, StateUp)
+	killStop := def("kill-stop", "sleep", "inf") // stop: {signal: KILL}
+	killStop.Stop.Signal = "KILL"
+	ks := f.add(killStop, true)
+	waitState(t, ks, StateUp)
 
 	hog := def("hog", "hog", cg.Procs())
 	hog.Restart = config.RestartNever
@@ -1003,6 +1012,20 @@ func TestOOMKill(t *testing.T) {
 	}
 	if st := waitState(t, sb, StateDown); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || st.LastExit.OOM {
 		t.Errorf("stubborn, killed at its stop timeout, ended %+v; want SIGKILL, not out of memory", st.LastExit)
+	}
+	// Up while the OOM kill was counted, killed by hinit: asked to, or
+	// by a stop signal of KILL.
+	if err := sg.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitState(t, sg, StateExited); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || st.LastExit.OOM {
+		t.Errorf("signalled, sent SIGKILL through hinit, ended %+v; want SIGKILL, not out of memory", st.LastExit)
+	}
+	if err := ks.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitState(t, ks, StateDown); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || st.LastExit.OOM {
+		t.Errorf("kill-stop, stopped with its stop signal KILL, ended %+v; want SIGKILL, not out of memory", st.LastExit)
 	}
 	// Started after the OOM kill, killed by someone else.
 	victim := def("victim", "sleep", "inf")
