@@ -50,11 +50,16 @@ func (m *Manager) Reconcile(env map[string]string, args []string) {
 	m.log.Info(fmt.Sprintf("reconcile: %d profiles, %d gateways to start", len(actions), started), "home", opts.Home)
 }
 
-// logSlot says what multiplexing and a profile's drain budget made of its
-// slot, and warns when the container's shutdown would cut the drain short.
+// logSlot says what multiplexing (and its fold) and a profile's drain
+// budget made of its slot, and warns when the container's shutdown would cut the drain short.
 func (m *Manager) logSlot(a reconcile.Action) {
-	if a.Multiplexed {
+	switch {
+	case a.Multiplexed && a.Folded:
+		m.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down; it wanted running, so the default gateway starts", "profile", a.Profile)
+	case a.Multiplexed:
 		m.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down", "profile", a.Profile)
+	case a.Folded:
+		m.log.Info("reconcile: multiplex_profiles: started for the named profiles it serves that wanted running", "profile", a.Profile)
 	}
 	if a.Drain == 0 {
 		return // hermes' default budget: nothing the operator asked for

@@ -52,8 +52,12 @@ type Action struct {
 	Start     bool   // published up (no down file)
 	Warning   string // why the slot is down despite no state saying so (a missing state file is no reason: never started), or "" when all went well
 	// Multiplexed: a named profile the default gateway serves
-	// (multiplex_profiles), registered down whatever its state says.
+	// (multiplex_profiles, not gateway.standalone), registered down
+	// whatever its state says.
 	Multiplexed bool
+	// Folded: a multiplexed profile whose running intent moved to the
+	// root slot; on the root slot, that at least one did.
+	Folded bool
 	// StopTimeout is the slot's stop timeout: hermes' stop budget for
 	// the profile's drains (SlotStopTimeout).
 	StopTimeout time.Duration

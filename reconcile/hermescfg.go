@@ -44,6 +44,10 @@ type hermesConfig struct {
 	GatewayMultiplexProfiles any // gateway.multiplex_profiles
 	RestartDrainTimeout      any // agent.restart_drain_timeout
 	CronDrainTimeout         any // agent.cron_drain_timeout
+	// Standalone is gateway.standalone as Python's bool() reads it,
+	// as hermes' profile_is_standalone does: a named profile the root
+	// gateway does not serve, even when it multiplexes.
+	Standalone bool
 }
 
 // parseConfig reads what it can of a config.yaml. It walks the parsed tree
@@ -73,6 +77,7 @@ func parseConfig(data []byte) hermesConfig {
 		GatewayMultiplexProfiles: scalar(member(member(root, "gateway"), "multiplex_profiles")),
 		RestartDrainTimeout:      scalar(member(member(root, "agent"), "restart_drain_timeout")),
 		CronDrainTimeout:         scalar(member(member(root, "agent"), "cron_drain_timeout")),
+		Standalone:               truthy(member(member(root, "gateway"), "standalone")),
 	}
 }
 
@@ -135,20 +140,54 @@ func scalar(n *yaml.Node) any {
 		return nil
 	}
 	var v any
-	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+	if n.Kind != yaml.ScalarNode {
+		return notScalar{empty: len(n.Content) == 0}
+	}
+	if n.Decode(&v) != nil {
 		return notScalar{}
 	}
 	return v
 }
 
-// notScalar is a value present in config.yaml that is not a scalar.
-type notScalar struct{}
+// notScalar is a value present in config.yaml that is not a scalar: an
+// empty list or mapping when empty.
+type notScalar struct{ empty bool }
+
+// truthy is Python's bool() of the value at n (absent: false), the way
+// hermes reads a flag it does not parse as a word.
+func truthy(n *yaml.Node) bool { return pyBool(scalar(n)) }
+
+// pyBool is Python's bool() of a value as scalar gives it: false for
+// nothing, false, zero, "" and an empty list or mapping.
+func pyBool(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case int:
+		return x != 0
+	case int64:
+		return x != 0
+	case uint64:
+		return x != 0
+	case float64:
+		return x != 0
+	case string:
+		return x != ""
+	case notScalar:
+		return !x.empty
+	}
+	return true
+}
 
 // Multiplex is hermes' multiplex_profiles: env (GATEWAY_MULTIPLEX_PROFILES)
 // when it holds a recognised word (1/true/yes/on, 0/false/no/off), else
 // multiplex_profiles of the root config.yaml, top level or under gateway:,
 // else off. A blank or unrecognised env value is unset (an empty secret
-// must not shadow a config.yaml opt-in).
+// must not shadow a config.yaml opt-in). In config.yaml a string is read
+// as a word (an unknown one is off) and anything else as Python's bool()
+// reads it, as hermes does: 1 and [true] are on, 0 and {} off.
 func Multiplex(env string, rootConfig []byte) bool {
 	if on, ok := word(env); ok {
 		return on
@@ -158,14 +197,11 @@ func Multiplex(env string, rootConfig []byte) bool {
 	if v == nil {
 		v = c.GatewayMultiplexProfiles
 	}
-	switch x := v.(type) {
-	case bool:
-		return x
-	case string:
+	if x, ok := v.(string); ok {
 		on, _ := word(x)
 		return on
 	}
-	return false
+	return pyBool(v)
 }
 
 // word reads a boolean word; ok is false for anything else.
@@ -286,6 +322,22 @@ var bootConfigBudget = 8 << 20
 // slotStopTimeout is SlotStopTimeout taking what config.yaml it reads out
 // of *budget; nil: no budget.
 func slotStopTimeout(profileDir string, env map[string]string, budget *int) (stop, asked time.Duration, err error) {
+	s, err := readSettings(profileDir, env, budget)
+	return s.stop, s.asked, err
+}
+
+// profileSettings is what the boot reconcile takes from a profile's
+// config.yaml: its slot's stop timeout and drain (SlotStopTimeout), and
+// whether it is standalone (hermesConfig.Standalone).
+type profileSettings struct {
+	stop, asked time.Duration
+	standalone  bool
+}
+
+// readSettings reads profileDir's config.yaml once, out of *budget (nil:
+// no budget). When it cannot be read, or is past the budget, err says so
+// and the settings come from env alone.
+func readSettings(profileDir string, env map[string]string, budget *int) (s profileSettings, err error) {
 	cfg, err := readConfig(profileDir)
 	if budget != nil && len(cfg) > *budget {
 		err = fmt.Errorf("%s not parsed: this boot's %d KiB of config.yaml parses are spent", filepath.Join(profileDir, ConfigFile), bootConfigBudget>>10)
@@ -299,11 +351,12 @@ func slotStopTimeout(profileDir string, env map[string]string, budget *int) (sto
 	c := parseConfig(cfg) // once: a parse costs what the hermes user made the file
 	drain := drainTimeout(env[EnvDrain], c)
 	cron, set := cronDrain(env[EnvCronDrain], c)
-	asked = drain
+	s.asked = drain
 	if set && cron > 0 {
-		asked = max(asked, cron+CronCleanupReserve)
+		s.asked = max(s.asked, cron+CronCleanupReserve)
 	}
-	return StopTimeout(drain, cron), asked, err
+	s.stop, s.standalone = StopTimeout(drain, cron), c.Standalone
+	return s, err
 }
 
 // readConfig reads dir/config.yaml without following a symlink anywhere in

@@ -77,13 +77,21 @@ func TestMultiplex(t *testing.T) {
 		{"", "gateway:\n  multiplex_profiles: true\n", true},
 		{"maybe", "multiplex_profiles: true", true}, // unrecognised env: unset
 		{"", "multiplex_profiles: \"yes\"", true},
-		{"", "multiplex_profiles: [true]", false},
+		// Not a string: Python's bool(), as hermes reads it.
+		{"", "multiplex_profiles: [true]", true},
+		{"", "multiplex_profiles: 1", true},
+		{"", "multiplex_profiles: 1.0", true},
+		{"", "multiplex_profiles: 0", false},
+		{"", "multiplex_profiles: []", false},
+		{"", "multiplex_profiles: {}", false},
+		{"", "multiplex_profiles: ~\ngateway: {multiplex_profiles: true}", true}, // null is unset
+		{"", "multiplex_profiles: enabled", false},                               // a string is a word, or off
 		{"", "{not yaml", false},
 		{"", "multiplex_profiles: false\ngateway: {multiplex_profiles: true}", false}, // top level wins
 		{"", "multiplex_profiles: false\nmultiplex_profiles: true", true},             // the last of repeated keys
 		{"", "on: &on true\ngateway: {multiplex_profiles: *on}", true},
-		{"", "multiplex_profiles: [x]\ngateway: {multiplex_profiles: true}", false}, // set at the top, if unusable
-		{"", "d: &d {multiplex_profiles: true}\ngateway: {<<: *d}", true},           // merge keys, as PyYAML
+		{"", "multiplex_profiles: []\ngateway: {multiplex_profiles: true}", false}, // set at the top, if empty
+		{"", "d: &d {multiplex_profiles: true}\ngateway: {<<: *d}", true},          // merge keys, as PyYAML
 	}
 	for _, tc := range tests {
 		if got := Multiplex(tc.env, []byte(tc.config)); got != tc.want {
@@ -308,5 +316,74 @@ func TestRunRevertedDesiredState(t *testing.T) {
 	}
 	if !strings.Contains(w.logs.String(), "lost desired_state stopped") {
 		t.Errorf("no warning in %s", w.logs.String())
+	}
+}
+
+// When the root gateway multiplexes, a named profile's running intent
+// moves to the root slot (hermes' fold): a container only ever driven as
+// `hermes -p coder gateway start` came back with no gateway at all. A
+// profile with gateway.standalone keeps its own slot and intent; the key
+// means nothing on the root profile, nor without multiplexing.
+func TestRunFold(t *testing.T) {
+	type want struct{ start, multiplexed, folded bool }
+	for _, tc := range []struct {
+		name, rootConfig, rootState string
+		named                       map[string]string // name → state file; "standalone" in the name adds gateway.standalone
+		want                        map[string]want
+	}{
+		{"a named intent starts the root", "multiplex_profiles: true\n", `{"desired_state":"stopped"}`,
+			map[string]string{"coder": `{"desired_state":"running"}`, "idle": `{"desired_state":"stopped"}`},
+			map[string]want{"default": {true, false, true}, "coder": {false, true, true}, "idle": {false, true, false}}},
+		{"no state at the root", "gateway: {multiplex_profiles: 1}\n", "",
+			map[string]string{"coder": `{"gateway_state":"draining"}`},
+			map[string]want{"default": {true, false, true}, "coder": {false, true, true}}},
+		{"nothing wants running", "multiplex_profiles: true\n", "",
+			map[string]string{"idle": `{"desired_state":"stopped"}`},
+			map[string]want{"default": {false, false, false}, "idle": {false, true, false}}},
+		{"standalone keeps its slot", "multiplex_profiles: true\n", "",
+			map[string]string{"standalone": `{"desired_state":"running"}`, "standalone-idle": `{"desired_state":"stopped"}`},
+			map[string]want{"default": {false, false, false}, "standalone": {true, false, false}, "standalone-idle": {false, false, false}}},
+		{"no multiplexing: each its own", "gateway: {standalone: true}\n", "",
+			map[string]string{"coder": `{"desired_state":"running"}`, "standalone": `{"desired_state":"running"}`},
+			map[string]want{"default": {false, false, false}, "coder": {true, false, false}, "standalone": {true, false, false}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			if tc.rootState != "" {
+				writeFile(t, filepath.Join(w.home, gwstate.StateFileName), tc.rootState)
+			}
+			writeFile(t, filepath.Join(w.home, ConfigFile), tc.rootConfig)
+			for name, state := range tc.named {
+				dir := w.profile(t, name, state)
+				if strings.HasPrefix(name, "standalone") {
+					writeFile(t, filepath.Join(dir, ConfigFile), "gateway:\n  standalone: true\n")
+				}
+			}
+			actions, err := w.run(t, false, "")
+			if err != nil || len(actions) != len(tc.want) {
+				t.Fatalf("Run = %+v, %v", actions, err)
+			}
+			for _, a := range actions {
+				if got := (want{a.Start, a.Multiplexed, a.Folded}); got != tc.want[a.Profile] {
+					t.Errorf("%s: start, multiplexed, folded = %v, want %v", a.Profile, got, tc.want[a.Profile])
+				}
+				if _, down := w.slot(t, "gateway-"+a.Profile); down == a.Start {
+					t.Errorf("%s: slot down %v, start %v", a.Profile, down, a.Start)
+				}
+			}
+		})
+	}
+}
+
+func TestStandalone(t *testing.T) {
+	for config, want := range map[string]bool{
+		"": false, "gateway: {standalone: true}": true, "gateway: {standalone: false}": false,
+		"gateway: {standalone: 1}": true, "gateway: {standalone: 0}": false, "gateway: {standalone: \"false\"}": true, // Python's bool() of a string
+		"gateway: {standalone: []}": false, "gateway: {standalone: ~}": false, "gateway: [standalone]": false,
+		"standalone: true": false,
+	} {
+		if got := parseConfig([]byte(config)).Standalone; got != want {
+			t.Errorf("Standalone of %q = %v, want %v", config, got, want)
+		}
 	}
 }

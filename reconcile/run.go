@@ -14,11 +14,10 @@ import (
 // Run reconciles every gateway slot with the desired state its profile
 // recorded (SPEC §5), in this order: seed the root state file when
 // Bootstrap is "running" and it is absent; for the root profile and each
-// real named profile, read the desired state, remove stale PID files and
-// publish the slot, up only when the state is "running" and, for a named
-// profile, multiplexing is off (Multiplex), with the profile's drain budget
-// as its stop timeout (DrainTimeout); then append one line per profile to
-// the boot log.
+// real named profile, read the desired state and remove stale PID files;
+// decide which slots start (decide); publish each slot, with the profile's
+// drain budget as its stop timeout (DrainTimeout); then append one line
+// per profile to the boot log.
 //
 // It returns one Action per published profile; hinit logs them. Run itself
 // logs, once each, what has no Action: skipped profile dirs, cleanup
@@ -34,26 +33,30 @@ func Run(opts Options) ([]Action, error) {
 	if opts.Bootstrap == gwstate.Running { // exactly, as hermes compares it
 		seed(home.StateFile(gwstate.DefaultProfile), log)
 	}
-	multiplex := multiplexed(opts)
 	profiles, listErr := listProfiles(home, opts.Template, opts.Slots, log)
 	errs := []error{listErr}
-	actions := make([]Action, 0, len(profiles))
+	actions := make([]Action, len(profiles))
+	standalone := make([]bool, len(profiles))
 	budget := bootConfigBudget
-	for _, p := range profiles {
-		a, err := reconcileOne(opts, p, multiplex && p.name != gwstate.DefaultProfile, &budget)
-		if err != nil {
+	for i, p := range profiles {
+		actions[i], standalone[i] = readOne(opts, p, &budget)
+	}
+	decide(actions, standalone, multiplexed(opts))
+	published := make([]Action, 0, len(profiles))
+	for i, p := range profiles {
+		if err := publishOne(opts, p, &actions[i]); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		actions = append(actions, a)
+		published = append(published, actions[i])
 	}
-	warn, err := appendBootLog(opts.Home, formatBootLog(opts.Now(), actions))
+	warn, err := appendBootLog(opts.Home, formatBootLog(opts.Now(), published))
 	for _, w := range []error{warn, err} {
 		if w != nil {
 			log.Warn("reconcile: "+w.Error(), "home", opts.Home)
 		}
 	}
-	return actions, errors.Join(errs...)
+	return published, errors.Join(errs...)
 }
 
 // multiplexed reads whether the root gateway serves the named profiles.
@@ -65,12 +68,40 @@ func multiplexed(opts Options) bool {
 	return Multiplex(opts.Env[EnvMultiplex], cfg)
 }
 
-// reconcileOne handles one profile: read, clean, publish. A multiplexed
-// profile is registered down whatever its state says: the default gateway
-// serves it, a second gateway would be another owner of its platforms.
-// The profile's config.yaml is parsed out of budget (bootConfigBudget).
-func reconcileOne(opts Options, p profile, multiplexed bool, budget *int) (Action, error) {
-	a := Action{Profile: p.name, Prior: "none", Multiplexed: multiplexed, PriorExit: gwstate.PriorExit(p.dir)}
+// decide sets which slots start. A profile starts when its desired state
+// is running. When the root gateway multiplexes, a named profile is served
+// by it, not by a gateway of its own (a second owner of its platforms):
+// its slot is registered down whatever its state says, and its running
+// intent moves to the root slot, which starts for it (hermes' fold:
+// without it, a container only ever driven as `hermes -p coder gateway
+// start` came back with no gateway at all). A named profile that says
+// gateway.standalone is not served by the root and keeps its own slot.
+// actions[0] is the root profile's when listProfiles found it.
+func decide(actions []Action, standalone []bool, multiplex bool) {
+	root := -1
+	folded := false
+	for i := range actions {
+		a := &actions[i]
+		if a.Profile == gwstate.DefaultProfile {
+			root = i
+			continue
+		}
+		a.Multiplexed = multiplex && !standalone[i]
+		if a.Multiplexed && a.Start {
+			a.Start, a.Folded, folded = false, true, true
+		}
+	}
+	if root >= 0 && folded {
+		actions[root].Start, actions[root].Folded = true, true
+	}
+}
+
+// readOne reads one profile: its desired state (Start when it is
+// running), its slot's stop timeout and whether it is standalone, out of
+// the boot's budget of config.yaml parses (bootConfigBudget); and removes
+// its stale PID files.
+func readOne(opts Options, p profile, budget *int) (a Action, standalone bool) {
+	a = Action{Profile: p.name, Prior: "none", PriorExit: gwstate.PriorExit(p.dir)}
 	in, err := readIntent(opts, p)
 	switch {
 	case errors.Is(err, gwstate.ErrMissing):
@@ -80,23 +111,30 @@ func reconcileOne(opts Options, p profile, multiplexed bool, budget *int) (Actio
 	case err != nil:
 		a.Warning = err.Error() + ": registered down"
 	default:
-		a.Prior, a.Start = in.State, in.State == gwstate.Running && !multiplexed
+		a.Prior, a.Start = in.State, in.State == gwstate.Running
 	}
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	a.StopTimeout, a.Drain, err = slotStopTimeout(p.dir, opts.Env, budget)
+	var s profileSettings
+	s, err = readSettings(p.dir, opts.Env, budget)
 	if err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	err = PublishSlot(opts.Scandir, Slot{Template: opts.Template, Instance: p.name, Down: !a.Start, StopTimeout: a.StopTimeout})
+	a.StopTimeout, a.Drain = s.stop, s.asked
+	return a, s.standalone && p.name != gwstate.DefaultProfile
+}
+
+// publishOne publishes the slot a says.
+func publishOne(opts Options, p profile, a *Action) error {
+	err := PublishSlot(opts.Scandir, Slot{Template: opts.Template, Instance: p.name, Down: !a.Start, StopTimeout: a.StopTimeout})
 	switch {
 	case errors.Is(err, ErrExists):
 		a.Warning = join(a.Warning, fmt.Sprintf("slot %s already exists: left as it is", gwstate.Slot(opts.Template, p.name)))
 	case err != nil:
-		return a, fmt.Errorf("reconcile profile %s: %w", p.name, err)
+		return fmt.Errorf("reconcile profile %s: %w", p.name, err)
 	}
-	return a, nil
+	return nil
 }
 
 // readIntent reads the profile's desired state. When the gateway's own

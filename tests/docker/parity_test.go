@@ -117,6 +117,28 @@ func TestMultiplex(t *testing.T) {
 	}
 }
 
+// TestMultiplexFold: with multiplex_profiles in the root config.yaml, a
+// named profile that wanted running brings the default gateway up even
+// though the root's own state says stopped (a container driven only as
+// `hermes -p coder gateway start` came back with no gateway); a profile
+// with gateway.standalone runs its own gateway beside it.
+func TestMultiplexFold(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	seed(t, vol, `echo 'multiplex_profiles: true' >/opt/data/config.yaml && echo '{"desired_state":"stopped"}' >/opt/data/gateway_state.json && `+
+		seedProfile("coder")+" && "+seedProfile("solo")+` && printf 'gateway:\n  standalone: true\n' >/opt/data/profiles/solo/config.yaml`)
+	c := start(t, []string{"-v", vol + ":/opt/data"}, "sleep", "infinity")
+	c.booted()
+	c.waitState("gateway-default", "up", 30*time.Second, up)
+	c.waitState("gateway-solo", "up", 30*time.Second, up)
+	if s, ok := c.status("gateway-coder"); !ok || s.State != "down" || s.Want != "down" {
+		t.Errorf("gateway-coder under multiplex: %+v (registered %v), want down", s, ok)
+	}
+	if l := c.logs(); !strings.Contains(l, "it wanted running, so the default gateway starts") {
+		t.Errorf("no line of the fold in docker logs:\n%s", l)
+	}
+}
+
 // TestDashboardContainer: a container whose command is the dashboard shares
 // the volume of a gateway container: it registers and starts no gateway,
 // whatever the profiles want.

@@ -87,9 +87,10 @@ func runGatewayProcess(profile string, args []string) int {
 }
 
 // refuseUnderMultiplex is hermes' guard for a named profile whose
-// messages the default gateway already serves.
+// messages the default gateway already serves: not one that says
+// gateway.standalone.
 func refuseUnderMultiplex(profile string, force bool) bool {
-	if profile == "default" || force || !multiplexOn() {
+	if profile == "default" || force || !multiplexOn() || standalone(profile) {
 		return false
 	}
 	fmt.Fprintf(os.Stderr, "✗ profile '%s' is served by the default gateway (multiplex_profiles is on): "+

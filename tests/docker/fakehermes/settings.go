@@ -55,6 +55,14 @@ func multiplexOn() bool {
 	return b
 }
 
+// standalone is hermes' profile_is_standalone: gateway.standalone of the
+// profile's config.yaml, as Python's bool() reads it (true here).
+func standalone(profile string) bool {
+	gw, _ := readConfig(profileDir(profile))["gateway"].(map[string]any)
+	b, _ := gw["standalone"].(bool)
+	return b
+}
+
 func toString(v any) string {
 	switch x := v.(type) {
 	case nil:
