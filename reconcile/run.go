@@ -76,7 +76,6 @@ func multiplexed(opts Options) bool {
 // without it, a container only ever driven as `hermes -p coder gateway
 // start` came back with no gateway at all). A named profile that says
 // gateway.standalone is not served by the root and keeps its own slot.
-// actions[0] is the root profile's when listProfiles found it.
 func decide(actions []Action, standalone []bool, multiplex bool) {
 	root := -1
 	folded := false
@@ -116,8 +115,7 @@ func readOne(opts Options, p profile, budget *int) (a Action, standalone bool) {
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	var s profileSettings
-	s, err = readSettings(p.dir, opts.Env, budget)
+	s, err := readSettings(p.dir, opts.Env, budget)
 	if err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
