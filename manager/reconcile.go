@@ -55,11 +55,11 @@ func (m *Manager) Reconcile(env map[string]string, args []string) {
 func (m *Manager) logSlot(a reconcile.Action) {
 	switch {
 	case a.Multiplexed && a.Folded:
-		m.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down; it wanted running, so the default gateway starts", "profile", a.Profile)
+		m.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down; its running intent is the default gateway's", "profile", a.Profile)
 	case a.Multiplexed:
 		m.log.Info("reconcile: multiplex_profiles: served by the default gateway, registered down", "profile", a.Profile)
 	case a.Folded:
-		m.log.Info("reconcile: multiplex_profiles: started for the named profiles it serves that wanted running", "profile", a.Profile)
+		m.log.Info("reconcile: multiplex_profiles: started, its own state notwithstanding, for the named profiles it serves that wanted running", "profile", a.Profile)
 	}
 	if a.Drain == 0 {
 		return // hermes' default budget: nothing the operator asked for

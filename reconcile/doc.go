@@ -56,7 +56,8 @@ type Action struct {
 	// whatever its state says.
 	Multiplexed bool
 	// Folded: a multiplexed profile whose running intent moved to the
-	// root slot; on the root slot, that at least one did.
+	// root slot; on the root slot, that it starts only for such
+	// profiles, its own state not saying running.
 	Folded bool
 	// StopTimeout is the slot's stop timeout: hermes' stop budget for
 	// the profile's drains (SlotStopTimeout).

@@ -44,8 +44,8 @@ type hermesConfig struct {
 	GatewayMultiplexProfiles any // gateway.multiplex_profiles
 	RestartDrainTimeout      any // agent.restart_drain_timeout
 	CronDrainTimeout         any // agent.cron_drain_timeout
-	// Standalone is gateway.standalone as Python's bool() reads it,
-	// as hermes' profile_is_standalone does: a named profile the root
+	// Standalone is gateway.standalone read as a flag (flag), as
+	// hermes' profile_is_standalone reads it: a named profile the root
 	// gateway does not serve, even when it multiplexes.
 	Standalone bool
 }
@@ -77,7 +77,7 @@ func parseConfig(data []byte) hermesConfig {
 		GatewayMultiplexProfiles: scalar(member(member(root, "gateway"), "multiplex_profiles")),
 		RestartDrainTimeout:      scalar(member(member(root, "agent"), "restart_drain_timeout")),
 		CronDrainTimeout:         scalar(member(member(root, "agent"), "cron_drain_timeout")),
-		Standalone:               truthy(member(member(root, "gateway"), "standalone")),
+		Standalone:               flag(scalar(member(member(root, "gateway"), "standalone"))),
 	}
 }
 
@@ -153,9 +153,17 @@ func scalar(n *yaml.Node) any {
 // empty list or mapping when empty.
 type notScalar struct{ empty bool }
 
-// truthy is Python's bool() of the value at n (absent: false), the way
-// hermes reads a flag it does not parse as a word.
-func truthy(n *yaml.Node) bool { return pyBool(scalar(n)) }
+// flag reads a value of config.yaml (as scalar gives it) as hermes reads
+// its flags: a string as a word, on only when it is one of the on words
+// (PyYAML has already made yes, no, on and off booleans, which yaml.v3
+// leaves strings), anything else as Python's bool() reads it.
+func flag(v any) bool {
+	if s, ok := v.(string); ok {
+		on, _ := word(s)
+		return on
+	}
+	return pyBool(v)
+}
 
 // pyBool is Python's bool() of a value as scalar gives it: false for
 // nothing, false, zero, "" and an empty list or mapping.
@@ -185,9 +193,8 @@ func pyBool(v any) bool {
 // when it holds a recognised word (1/true/yes/on, 0/false/no/off), else
 // multiplex_profiles of the root config.yaml, top level or under gateway:,
 // else off. A blank or unrecognised env value is unset (an empty secret
-// must not shadow a config.yaml opt-in). In config.yaml a string is read
-// as a word (an unknown one is off) and anything else as Python's bool()
-// reads it, as hermes does: 1 and [true] are on, 0 and {} off.
+// must not shadow a config.yaml opt-in). In config.yaml the value is a
+// flag: 1, [true] and "on" are on, 0, {} and "maybe" off.
 func Multiplex(env string, rootConfig []byte) bool {
 	if on, ok := word(env); ok {
 		return on
@@ -197,11 +204,7 @@ func Multiplex(env string, rootConfig []byte) bool {
 	if v == nil {
 		v = c.GatewayMultiplexProfiles
 	}
-	if x, ok := v.(string); ok {
-		on, _ := word(x)
-		return on
-	}
-	return pyBool(v)
+	return flag(v)
 }
 
 // word reads a boolean word; ok is false for anything else.
@@ -332,6 +335,7 @@ func slotStopTimeout(profileDir string, env map[string]string, budget *int) (sto
 type profileSettings struct {
 	stop, asked time.Duration
 	standalone  bool
+	read        bool // config.yaml was read and parsed (or is absent): standalone is known
 }
 
 // readSettings reads profileDir's config.yaml once, out of *budget (nil:
@@ -355,7 +359,7 @@ func readSettings(profileDir string, env map[string]string, budget *int) (s prof
 	if set && cron > 0 {
 		s.asked = max(s.asked, cron+CronCleanupReserve)
 	}
-	s.stop, s.standalone = StopTimeout(drain, cron), c.Standalone
+	s.stop, s.standalone, s.read = StopTimeout(drain, cron), c.Standalone, err == nil
 	return s, err
 }
 

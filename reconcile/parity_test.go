@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -378,12 +379,42 @@ func TestRunFold(t *testing.T) {
 func TestStandalone(t *testing.T) {
 	for config, want := range map[string]bool{
 		"": false, "gateway: {standalone: true}": true, "gateway: {standalone: false}": false,
-		"gateway: {standalone: 1}": true, "gateway: {standalone: 0}": false, "gateway: {standalone: \"false\"}": true, // Python's bool() of a string
+		"gateway: {standalone: 1}": true, "gateway: {standalone: 0}": false,
+		// A string is a word, as hermes' _standalone_truthy reads it (and
+		// PyYAML reads yes, no, on and off as booleans already).
+		"gateway: {standalone: \"false\"}": false, "gateway: {standalone: \"true\"}": true, "gateway: {standalone: off}": false,
+		"gateway: {standalone: no}": false, "gateway: {standalone: yes}": true, "gateway: {standalone: maybe}": false,
 		"gateway: {standalone: []}": false, "gateway: {standalone: ~}": false, "gateway: [standalone]": false,
 		"standalone: true": false,
 	} {
 		if got := parseConfig([]byte(config)).Standalone; got != want {
 			t.Errorf("Standalone of %q = %v, want %v", config, got, want)
 		}
+	}
+}
+
+// What the fold cannot read is said: a named profile whose config.yaml is
+// not read is taken as not standalone, and a root whose state file is
+// corrupt but which starts for the profiles it serves does not say it was
+// registered down.
+func TestRunFoldWarnings(t *testing.T) {
+	w := newWorld(t)
+	writeFile(t, filepath.Join(w.home, gwstate.StateFileName), "{corrupt")
+	writeFile(t, filepath.Join(w.home, ConfigFile), "multiplex_profiles: true\n")
+	solo := w.profile(t, "solo", `{"desired_state":"running"}`)
+	writeFile(t, filepath.Join(w.outside, ConfigFile), "gateway: {standalone: true}\n")
+	if err := os.Symlink(filepath.Join(w.outside, ConfigFile), filepath.Join(solo, ConfigFile)); err != nil {
+		t.Fatal(err)
+	}
+	actions, err := w.run(t, false, "")
+	if err != nil || len(actions) != 2 {
+		t.Fatalf("Run = %+v, %v", actions, err)
+	}
+	root, named := actions[0], actions[1]
+	if !root.Start || !root.Folded || !strings.HasSuffix(root.Warning, ": started all the same, for the named profiles it serves") {
+		t.Errorf("root: %+v; want started for solo, its corrupt state said so", root)
+	}
+	if named.Start || !named.Multiplexed || named.Warning != "gateway.standalone not known: taken as not standalone, served by the default gateway" {
+		t.Errorf("solo: %+v; want folded, with a warning that its config.yaml was not read", named)
 	}
 }

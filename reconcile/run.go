@@ -36,12 +36,12 @@ func Run(opts Options) ([]Action, error) {
 	profiles, listErr := listProfiles(home, opts.Template, opts.Slots, log)
 	errs := []error{listErr}
 	actions := make([]Action, len(profiles))
-	standalone := make([]bool, len(profiles))
+	reads := make([]profileRead, len(profiles))
 	budget := bootConfigBudget
 	for i, p := range profiles {
-		actions[i], standalone[i] = readOne(opts, p, &budget)
+		actions[i], reads[i] = readOne(opts, p, &budget)
 	}
-	decide(actions, standalone, multiplexed(opts))
+	decide(actions, reads, multiplexed(opts))
 	published := make([]Action, 0, len(profiles))
 	for i, p := range profiles {
 		if err := publishOne(opts, p, &actions[i]); err != nil {
@@ -68,30 +68,51 @@ func multiplexed(opts Options) bool {
 	return Multiplex(opts.Env[EnvMultiplex], cfg)
 }
 
-// decide sets which slots start. A profile starts when its desired state
-// is running. When the root gateway multiplexes, a named profile is served
-// by it, not by a gateway of its own (a second owner of its platforms):
-// its slot is registered down whatever its state says, and its running
-// intent moves to the root slot, which starts for it (hermes' fold:
-// without it, a container only ever driven as `hermes -p coder gateway
-// start` came back with no gateway at all). A named profile that says
-// gateway.standalone is not served by the root and keeps its own slot.
-func decide(actions []Action, standalone []bool, multiplex bool) {
-	root := -1
-	folded := false
+// profileRead is what readOne learnt of a profile beside its Action.
+type profileRead struct {
+	standalone bool   // a named profile whose config.yaml says gateway.standalone
+	unknown    bool   // its config.yaml was not read: standalone is not known
+	stateErr   string // why its desired state could not be read; "" when it could, or there was none
+}
+
+// decide sets which slots start, and the warnings that say why one does
+// not start as its state says. A profile starts when its desired state is
+// running. When the root gateway multiplexes, a named profile is served by
+// it, not by a gateway of its own (a second owner of its platforms): its
+// slot is registered down whatever its state says, and its running intent
+// moves to the root slot, which starts for it (hermes' fold: without it, a
+// container only ever driven as `hermes -p coder gateway start` came back
+// with no gateway at all). A named profile that says gateway.standalone is
+// not served by the root and keeps its own slot; one whose config.yaml
+// could not be read is taken as not standalone, with a warning.
+func decide(actions []Action, reads []profileRead, multiplex bool) {
+	root, folded := -1, false
 	for i := range actions {
-		a := &actions[i]
+		a, r := &actions[i], reads[i]
 		if a.Profile == gwstate.DefaultProfile {
 			root = i
 			continue
 		}
-		a.Multiplexed = multiplex && !standalone[i]
+		a.Multiplexed = multiplex && !r.standalone
+		if a.Multiplexed && r.unknown {
+			a.Warning = join(a.Warning, "gateway.standalone not known: taken as not standalone, served by the default gateway")
+		}
 		if a.Multiplexed && a.Start {
 			a.Start, a.Folded, folded = false, true, true
 		}
 	}
-	if root >= 0 && folded {
+	if root >= 0 && folded && !actions[root].Start {
 		actions[root].Start, actions[root].Folded = true, true
+	}
+	for i := range actions {
+		a := &actions[i]
+		switch {
+		case reads[i].stateErr == "":
+		case a.Start:
+			a.Warning = join(a.Warning, reads[i].stateErr+": started all the same, for the named profiles it serves")
+		default:
+			a.Warning = join(a.Warning, reads[i].stateErr+": registered down")
+		}
 	}
 }
 
@@ -99,7 +120,7 @@ func decide(actions []Action, standalone []bool, multiplex bool) {
 // running), its slot's stop timeout and whether it is standalone, out of
 // the boot's budget of config.yaml parses (bootConfigBudget); and removes
 // its stale PID files.
-func readOne(opts Options, p profile, budget *int) (a Action, standalone bool) {
+func readOne(opts Options, p profile, budget *int) (a Action, r profileRead) {
 	a = Action{Profile: p.name, Prior: "none", PriorExit: gwstate.PriorExit(p.dir)}
 	in, err := readIntent(opts, p)
 	switch {
@@ -108,7 +129,7 @@ func readOne(opts Options, p profile, budget *int) (a Action, standalone bool) {
 		// wanted, and nothing to warn about; the boot log says
 		// prior_state=none.
 	case err != nil:
-		a.Warning = err.Error() + ": registered down"
+		r.stateErr = err.Error()
 	default:
 		a.Prior, a.Start = in.State, in.State == gwstate.Running
 	}
@@ -120,7 +141,10 @@ func readOne(opts Options, p profile, budget *int) (a Action, standalone bool) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
 	a.StopTimeout, a.Drain = s.stop, s.asked
-	return a, s.standalone && p.name != gwstate.DefaultProfile
+	if p.name != gwstate.DefaultProfile {
+		r.standalone, r.unknown = s.standalone, !s.read
+	}
+	return a, r
 }
 
 // publishOne publishes the slot a says.

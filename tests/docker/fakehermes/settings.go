@@ -56,11 +56,19 @@ func multiplexOn() bool {
 }
 
 // standalone is hermes' profile_is_standalone: gateway.standalone of the
-// profile's config.yaml, as Python's bool() reads it (true here).
+// profile's config.yaml, true or an on word.
 func standalone(profile string) bool {
 	gw, _ := readConfig(profileDir(profile))["gateway"].(map[string]any)
-	b, _ := gw["standalone"].(bool)
-	return b
+	switch v := gw["standalone"].(type) {
+	case bool:
+		return v
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "1", "true", "yes", "on":
+			return true
+		}
+	}
+	return false
 }
 
 func toString(v any) string {
