@@ -134,7 +134,7 @@ func TestMultiplexFold(t *testing.T) {
 	if s, ok := c.status("gateway-coder"); !ok || s.State != "down" || s.Want != "down" {
 		t.Errorf("gateway-coder under multiplex: %+v (registered %v), want down", s, ok)
 	}
-	if l := c.logs(); !strings.Contains(l, "it wanted running, so the default gateway starts") {
+	if l := c.logs(); !strings.Contains(l, "its running intent is the default gateway's profile=coder") {
 		t.Errorf("no line of the fold in docker logs:\n%s", l)
 	}
 }
