@@ -406,42 +406,62 @@ real_home() {
 }
 
 # api_key: the gateway's API server needs a key; one is generated once.
+# A key the operator gave the container (docker run -e API_SERVER_KEY=...)
+# wins, as in hermes' newer stage2: hermes loads .env over the
+# environment, so a key generated into it would shadow the operator's and
+# every client using that key would get 401. An empty API_SERVER_KEY=
+# line would shadow it too, with no key at all, and is dropped.
 api_key() {
 	env_file=$HERMES_HOME/.env
+	if [ -n "${API_SERVER_KEY:-}" ] && [ ${#API_SERVER_KEY} -lt 16 ]; then
+		say "warning: the container's API_SERVER_KEY is shorter than 16 characters: hermes' API server refuses it and does not start"
+	fi
 	top_file "$env_file" || return 0
 	shared "$env_file" && return 0
 	# Every read of a name in hermes' dir is bounded (timeout): swapped for
 	# a FIFO meanwhile by a hermes process of another container, it held
 	# the boot until the hook's own timeout stopped the container.
-	timeout 5 grep -q '^API_SERVER_KEY=..*' "$env_file" && return 0
+	if timeout 5 grep -q '^API_SERVER_KEY=..*' "$env_file"; then
+		[ -z "${API_SERVER_KEY:-}" ] ||
+			say "warning: API_SERVER_KEY is set in both the container environment and $env_file: the .env value wins (hermes loads .env over the environment)"
+		return 0
+	fi
+	if [ -n "${API_SERVER_KEY:-}" ]; then
+		timeout 5 grep -q '^API_SERVER_KEY=$' "$env_file" || return 0
+		edit_env "" && return 0
+		say "warning: cannot drop the empty API_SERVER_KEY= line of $env_file: it hides the container's API_SERVER_KEY from hermes"
+		return 0
+	fi
 	key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
-	# hermes' .env, in hermes' dir, is written as hermes: a name swapped
-	# meanwhile (the copy mktemp made, .env itself) by a hermes process of
-	# another container on the volume then leads nowhere root may write.
-	if is_root && [ "$(stat -c %u "$env_file")" = "$HUID" ]; then
-		if API_SERVER_KEY_NEW=$key as_hermes timeout 10 sh -c "$ADD_KEY" sh "$env_file"; then
-			say "generated API_SERVER_KEY in $env_file"
-		else
-			say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
-		fi
-		return 0
-	fi
-	# Root writes no file of another owner by its name in hermes' dir (a
-	# bind-mounted .env fix_ownership could not give hermes): a hermes
-	# process of another container on the volume could swap it for a
-	# symlink meanwhile, and root's append then landed wherever it led.
-	if is_root; then
-		say "warning: cannot add API_SERVER_KEY to $env_file: it is not hermes' (uid $(stat -c %u "$env_file")); the API server has no key until .env has one"
-		return 0
-	fi
-	if API_SERVER_KEY_NEW=$key timeout 10 sh -c "$ADD_KEY" sh "$env_file"; then
-		say "generated API_SERVER_KEY in $env_file"
-	else
-		say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one"
-	fi
+	rc=0
+	edit_env "$key" || rc=$? # set -e: a failure is said, the hook goes on
+	case $rc in
+	0) say "generated API_SERVER_KEY in $env_file" ;;
+	2) say "warning: cannot add API_SERVER_KEY to $env_file: it is not hermes' (uid $(stat -c %u "$env_file")); the API server has no key until .env has one" ;;
+	*) say "warning: cannot add API_SERVER_KEY to $env_file; the API server has no key until .env has one" ;;
+	esac
 }
 
-# ADD_KEY: sh -c script adding API_SERVER_KEY=$API_SERVER_KEY_NEW to $1.
+# edit_env KEY: runs ADD_KEY on $env_file: drops an empty API_SERVER_KEY=
+# line and, when KEY is not empty, adds API_SERVER_KEY=KEY. hermes' .env,
+# in hermes' dir, is written as hermes: a name swapped meanwhile (the copy
+# mktemp made, .env itself) by a hermes process of another container on
+# the volume then leads nowhere root may write. Root writes no file of
+# another owner by its name in hermes' dir (a bind-mounted .env
+# fix_ownership could not give hermes): a hermes process of another
+# container on the volume could swap it for a symlink meanwhile, and
+# root's write then landed wherever it led; that is status 2.
+edit_env() {
+	if is_root && [ "$(stat -c %u "$env_file")" = "$HUID" ]; then
+		API_SERVER_KEY_NEW=$1 as_hermes timeout 10 sh -c "$ADD_KEY" sh "$env_file"
+		return
+	fi
+	is_root && return 2
+	API_SERVER_KEY_NEW=$1 timeout 10 sh -c "$ADD_KEY" sh "$env_file"
+}
+
+# ADD_KEY: sh -c script adding API_SERVER_KEY=$API_SERVER_KEY_NEW to $1
+# (nothing when it is empty: the empty line only goes).
 # An empty API_SERVER_KEY= line is no key, and is dropped, as stage2
 # does (sed -i): left above the generated one, it is the line hermes'
 # writer (hermes config set, the setup wizard) replaces, the first one,
@@ -458,10 +478,12 @@ env_file=$1 tmp=
 if grep -q "^API_SERVER_KEY=\$" "$env_file" && tmp=$(mktemp "$env_file.hinit-XXXXXX" 2>/dev/null) &&
 	cp -p "$env_file" "$tmp" 2>/dev/null &&
 	{ grep -v "^API_SERVER_KEY=\$" "$env_file" || [ $? = 1 ]; } >"$tmp" &&
-	printf "API_SERVER_KEY=%s\n" "$API_SERVER_KEY_NEW" >>"$tmp" && mv -f "$tmp" "$env_file" 2>/dev/null; then
+	{ [ -z "$API_SERVER_KEY_NEW" ] || printf "API_SERVER_KEY=%s\n" "$API_SERVER_KEY_NEW" >>"$tmp"; } &&
+	mv -f "$tmp" "$env_file" 2>/dev/null; then
 	exit 0
 fi
 [ -z "$tmp" ] || rm -f "$tmp"
+[ -n "$API_SERVER_KEY_NEW" ] || exit 1 # only the empty line was to go, and it could not
 nl=
 [ -z "$(tail -c 1 "$env_file")" ] || nl="\n"
 { printf "${nl}API_SERVER_KEY=%s\n" "$API_SERVER_KEY_NEW" >>"$env_file"; } 2>/dev/null

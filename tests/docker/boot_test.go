@@ -362,6 +362,38 @@ func TestBootHookAPIKeyLine(t *testing.T) {
 	}
 }
 
+// TestBootHookOperatorKey: an API_SERVER_KEY given to the container
+// (docker run -e) wins: no key is generated into .env, which hermes loads
+// over the environment, so a generated key shadowed the operator's and
+// every client using it got 401; an empty API_SERVER_KEY= line, which
+// would shadow it with nothing, is dropped. A key in both places, and a
+// key too short for hermes' API server, are warned about.
+func TestBootHookOperatorKey(t *testing.T) {
+	t.Parallel()
+	const long = "0123456789abcdef0123"
+	for what, tc := range map[string]struct{ key, env, want, warning string }{
+		"empty key line": {long, `FOO=1\nAPI_SERVER_KEY=\nBAR=2\n`, "FOO=1\nBAR=2\n600 10000:10000\n", ""},
+		"no key line":    {long, `FOO=1\n`, "FOO=1\n600 10000:10000\n", ""},
+		"in both": {long, `API_SERVER_KEY=fedcba9876543210fedc\n`, "API_SERVER_KEY=fedcba9876543210fedc\n600 10000:10000\n",
+			"[hermes-setup] warning: API_SERVER_KEY is set in both the container environment and /opt/data/.env: the .env value wins"},
+		"too short": {"short", `FOO=1\n`, "FOO=1\n600 10000:10000\n",
+			"[hermes-setup] warning: the container's API_SERVER_KEY is shorter than 16 characters"},
+	} {
+		t.Run(what, func(t *testing.T) {
+			t.Parallel()
+			vol := volume(t)
+			seed(t, vol, `printf '`+tc.env+`' >/opt/data/.env && chmod 600 /opt/data/.env`)
+			r := runOnce(t, []string{"-v", vol + ":/opt/data", "-e", "API_SERVER_KEY=" + tc.key}, "sh", "-c", "cat /opt/data/.env && stat -c '%a %u:%g' /opt/data/.env")
+			if r.code != 0 || r.stdout != tc.want {
+				t.Errorf("exit %d, .env and its mode:\n%s\nwant:\n%s", r.code, r.stdout, tc.want)
+			}
+			if strings.Contains(r.stderr, "generated API_SERVER_KEY") || !strings.Contains(r.stderr, tc.warning) {
+				t.Errorf("the hook's lines:\n%s\nwant no generated key and %q", r.stderr, tc.warning)
+			}
+		})
+	}
+}
+
 // Root changes no file of another owner by its name in hermes' dir: a .env
 // the hook could not give hermes (here a host's file, with CAP_CHOWN
 // dropped) keeps its mode and content, with a warning for each. Before,
