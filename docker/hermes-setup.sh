@@ -416,6 +416,14 @@ api_key() {
 	if [ -n "${API_SERVER_KEY:-}" ] && [ ${#API_SERVER_KEY} -lt 16 ]; then
 		say "warning: the container's API_SERVER_KEY is shorter than 16 characters: hermes' API server refuses it and does not start"
 	fi
+	# No .env (an image without the .env.example it is seeded from): an
+	# empty one, hermes' and 0600, holds the key, as in hermes' newer
+	# stage2; without it there was no key, no API server, and every
+	# scheduled cron fire through it was lost.
+	if [ -z "${API_SERVER_KEY:-}" ] && [ ! -e "$env_file" ] && [ ! -L "$env_file" ] && no_link "$env_file"; then
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		as_hermes sh -c 'umask 077 && set -C && : >"$1"' sh "$env_file" 2>/dev/null || say "warning: cannot create $env_file"
+	fi
 	top_file "$env_file" || return 0
 	shared "$env_file" && return 0
 	# Every read of a name in hermes' dir is bounded (timeout): swapped for

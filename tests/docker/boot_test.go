@@ -394,6 +394,23 @@ func TestBootHookOperatorKey(t *testing.T) {
 	}
 }
 
+// TestBootHookCreatesEnv: an image with no .env.example to seed .env from
+// (the test image has none) still gets a key: an empty .env, hermes' and
+// 0600, is made to hold it. Before, there was no .env, no key and no API
+// server. With the container's own key, no .env is made.
+func TestBootHookCreatesEnv(t *testing.T) {
+	t.Parallel()
+	show := "if [ -e /opt/data/.env ]; then cat /opt/data/.env; stat -c '%a %u:%g' /opt/data/.env; else echo none; fi"
+	r := runOnce(t, nil, "sh", "-c", show)
+	if want := regexp.MustCompile(`^API_SERVER_KEY=[0-9a-f]{64}\n600 10000:10000\n$`); r.code != 0 || !want.MatchString(r.stdout) {
+		t.Errorf("exit %d, .env: %q; want a generated key in a 0600 .env of hermes'\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runOnce(t, []string{"-e", "API_SERVER_KEY=0123456789abcdef0123"}, "sh", "-c", show)
+	if r.code != 0 || r.stdout != "none\n" {
+		t.Errorf("with the container's own key: exit %d, .env: %q; want none", r.code, r.stdout)
+	}
+}
+
 // Root changes no file of another owner by its name in hermes' dir: a .env
 // the hook could not give hermes (here a host's file, with CAP_CHOWN
 // dropped) keeps its mode and content, with a warning for each. Before,
