@@ -77,7 +77,9 @@ func TestUnregisterAnswersAtOnce(t *testing.T) {
 	pids := map[string]int{}
 	for _, name := range []string{"stubborn", "bounded"} {
 		f.Expect(control.Request{Verb: control.VerbWait, Names: []string{name}, Until: control.UntilReady, Wait: "10s"}, 0, "")
-		pids[name] = f.Status(name).PID
+		if pids[name] = f.Status(name).PID; pids[name] <= 0 { // a kill(0) would reach the test itself
+			t.Fatalf("%s is ready with no pid", name)
+		}
 	}
 	running := func(name string) {
 		t.Helper()

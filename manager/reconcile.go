@@ -51,7 +51,8 @@ func (m *Manager) Reconcile(env map[string]string, args []string) {
 }
 
 // logSlot says what multiplexing (and its fold) and a profile's drain
-// budget made of its slot, and warns when the container's shutdown would cut the drain short.
+// budget made of its slot, and warns when the container's shutdown would
+// cut the drain short.
 func (m *Manager) logSlot(a reconcile.Action) {
 	switch {
 	case a.Multiplexed && a.Folded:
