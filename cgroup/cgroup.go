@@ -54,6 +54,10 @@ func OOMKills() (uint64, bool) { return OOMKillsOf(memoryDir()) }
 // process, itself included).
 var memoryDir = sync.OnceValue(func() string { return Dir("memory") })
 
+// OOMReason is what hinit says of a death OOMKilled puts down to the OOM
+// killer, after "killed by SIGKILL, ".
+const OOMReason = "out of memory (the container's cgroup counted an OOM kill)"
+
 // OOMMark is what a process's death by SIGKILL is judged against: the OOM
 // kill count when it started.
 type OOMMark struct {

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/account"
+	"hinit/cgroup"
 	"hinit/config"
 	"hinit/control"
 	"hinit/launch"
@@ -374,7 +375,7 @@ func (h *hinit) loop() int {
 			h.logToStderrAgain()
 			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
 			if h.main.oom.OOMKilled(st.Signal, h.main.killed.Load()) {
-				h.log.Warn("main exited: killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)", "pid", st.PID, "code", st.ExitStatus())
+				h.log.Warn("main exited: killed by SIGKILL, "+cgroup.OOMReason, "pid", st.PID, "code", st.ExitStatus())
 			} else {
 				h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
 			}

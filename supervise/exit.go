@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"hinit/cgroup"
 	"hinit/config"
 	"hinit/reaper"
 	"hinit/signame"
@@ -37,9 +38,11 @@ func (r *runner) exited(st reaper.Status) {
 	signalGroup(p.pid, syscall.SIGKILL) // whatever it left in its process group
 	p.log.EndLine()                     // its last line is its own, written now
 	r.stopTimer()
-	r.lastExit = r.exitOf(p, st)
+	// A SIGKILL hinit did not send is put down to the OOM killer when the
+	// container's cgroup counted an OOM kill since p started.
+	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.oom.OOMKilled(st.Signal, p.killed)}
 	if r.lastExit.OOM {
-		r.deps.Log.Warn("exited: killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
+		r.deps.Log.Warn("exited: "+describeExit(r.lastExit), "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
 	} else {
 		r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
 	}
@@ -217,18 +220,11 @@ func (r *runner) essentialFailed(ex *Exit) {
 	r.deps.Failed(r.name, ex.Status())
 }
 
-// exitOf is how p ended, st as the reaper saw it, a SIGKILL hinit did
-// not send put down to the OOM killer when the container's cgroup counted
-// an OOM kill since p started.
-func (r *runner) exitOf(p *instance, st reaper.Status) *Exit {
-	return &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.oom.OOMKilled(st.Signal, p.killed)}
-}
-
 // describeExit says how a run ended: "exit 3", "killed by SIGKILL" or
 // "killed by SIGKILL, out of memory".
 func describeExit(ex *Exit) string {
 	if ex.OOM {
-		return "killed by " + signame.Text(ex.Signal) + ", out of memory (the container's cgroup counted an OOM kill)"
+		return "killed by " + signame.Text(ex.Signal) + ", " + cgroup.OOMReason
 	}
 	if ex.Signal != 0 {
 		return "killed by " + signame.Text(ex.Signal)
