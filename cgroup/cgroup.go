@@ -247,7 +247,9 @@ func readNumber(path string) (int64, error) {
 const maxFile = 4 << 20
 
 // read reads a regular file at an absolute path, not through a symlink at
-// its end and not waiting on a FIFO.
+// its end and not waiting on a FIFO. Not asuser.OpenRegular, which is for
+// hermes' dirs and refuses a symlink anywhere on the way: /proc/self is
+// one, and so are v1's co-mounted controllers (/sys/fs/cgroup/cpu).
 func read(path string) ([]byte, error) {
 	if !filepath.IsAbs(path) {
 		return nil, &os.PathError{Op: "open", Path: path, Err: syscall.EINVAL}

@@ -40,11 +40,8 @@ func drainTimeout(dir string) time.Duration {
 // when it holds a recognised word, else multiplex_profiles (top level or
 // under gateway:) of the root config.yaml, else off.
 func multiplexOn() bool {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv("GATEWAY_MULTIPLEX_PROFILES"))) {
-	case "1", "true", "yes", "on":
-		return true
-	case "0", "false", "no", "off":
-		return false
+	if on, ok := word(os.Getenv("GATEWAY_MULTIPLEX_PROFILES")); ok {
+		return on
 	}
 	cfg := readConfig(hermesHome())
 	v, ok := cfg["multiplex_profiles"]
@@ -63,12 +60,22 @@ func standalone(profile string) bool {
 	case bool:
 		return v
 	case string:
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "1", "true", "yes", "on":
-			return true
-		}
+		on, _ := word(v)
+		return on
 	}
 	return false
+}
+
+// word reads hermes' boolean words (1/true/yes/on, 0/false/no/off); ok is
+// false for anything else.
+func word(s string) (on, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		return true, true
+	case "0", "false", "no", "off":
+		return false, true
+	}
+	return false, false
 }
 
 func toString(v any) string {
