@@ -55,10 +55,13 @@ func readEntry(sfd int, name, path string, s6 bool, chose []trust.Link, seed map
 	if errors.Is(e.Err, unix.ENOENT) {
 		return Entry{}, false, nil // no service.yaml (yet)
 	}
-	if e.S6 != nil { // its programs start by path: the scandir's writers count
-		if err := execParent(sfd, path, &judge); err != nil {
-			return Entry{}, false, err
-		}
+	// Whoever may rename the scandir's entries counts as an author of
+	// every one: they can put their own dir at this path after the read,
+	// and what the definition runs or reads by a path through it (an s6
+	// dir's run; a service.yaml's command, workdir or PATH beside it) is
+	// then theirs.
+	if err := execParent(sfd, path, &judge); err != nil {
+		return Entry{}, false, err
 	}
 	e.Trust = judge.Verdict()
 	e.Trust.Refused = errcap.Error(e.Trust.Refused)
@@ -75,8 +78,9 @@ func readEntry(sfd int, name, path string, s6 bool, chose []trust.Link, seed map
 
 // execParent shows judge the scandir sfd holding the service dir path,
 // through which an s6 dir's run, finish and log/run are executed by path
-// later (trust.Judge.AddExecParent), and who may replace each dir of that
-// path from the scandir up (trust.Judge.AddReplacers).
+// later, and a service.yaml's command or workdir may be
+// (trust.Judge.AddExecParent), and who may replace each dir of that path
+// from the scandir up (trust.Judge.AddReplacers).
 func execParent(sfd int, path string, judge *trust.Judge) error {
 	scandir := filepath.Dir(path)
 	var st unix.Stat_t

@@ -125,6 +125,24 @@ func TestScandirPathReplaced(t *testing.T) {
 		}
 	})
 
+	t.Run("root's service.yaml dir in the user's scandir", func(t *testing.T) {
+		// The user may rename root's dir away and put its own at the
+		// path, where the definition's command or workdir may point:
+		// root's dir there runs as the user; in root's scandir, as root.
+		run := t.TempDir()
+		must(t, unix.Chmod(run, 0o1777))
+		for _, owner := range []int{10000, 0} {
+			scandir := filepath.Join(run, fmt.Sprint("service", owner))
+			must(t, os.MkdirAll(filepath.Join(scandir, "t"), 0o755))
+			must(t, os.WriteFile(filepath.Join(scandir, "t", "service.yaml"), []byte(yamlA), 0o644))
+			must(t, os.Chown(scandir, owner, owner))
+			e := look(t, scandir, "t", func() {})
+			if e == nil || e.Err != nil || e.Trust.Root != (owner == 0) || e.Trust.UID != owner {
+				t.Fatalf("scandir of uid %d: entry %+v; want it to run as uid %d", owner, e, owner)
+			}
+		}
+	})
+
 	t.Run("root scandir in a user's dir", func(t *testing.T) {
 		home := t.TempDir()
 		must(t, os.Chown(home, 10000, 10000))

@@ -109,10 +109,10 @@ func (j *Judge) Add(path string, st *unix.Stat_t) {
 	}
 }
 
-// AddExecParent records the dir through which a definition's programs are
-// executed by path later (the scandir holding an s6 servicedir): path names
-// it in messages and st is its stat at the time of the read. It is judged
-// as one more object, since its writers can swap the definition's dir for
+// AddExecParent records the dir through which a definition's programs may
+// be executed by path later (the scandir holding its dir): path names it
+// in messages and st is its stat at the time of the read. It is judged as
+// one more object, since its writers can swap the definition's dir for
 // their own after it was judged.
 func (j *Judge) AddExecParent(path string, st *unix.Stat_t) {
 	j.Add(path, st)

@@ -44,8 +44,9 @@ func ExposeBinary(t testing.TB) {
 	t.Cleanup(func() { exposed = "" })
 }
 
-// PublicDir returns a new empty directory, mode 0777, in a place every user
-// can reach, removed at the end of the test.
+// PublicDir returns a new empty directory, mode 1777 as /run and /tmp are
+// (every user may add entries, only an entry's owner and root may rename
+// them), in a place every user can reach, removed at the end of the test.
 func PublicDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "hinit-test-")
@@ -53,7 +54,7 @@ func PublicDir(t testing.TB) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o777); err != nil {
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -79,3 +79,37 @@ func (p *initProc) refusedOrRan(t *testing.T, name, reason, pwned string) {
 		t.Fatalf("%s is %s with pid %d, want not running", name, st.State, st.PID)
 	}
 }
+
+// TestTrustYAMLDirRenamed: the hermes user owns the scandir, so it may
+// rename root's service dirs. Root defines a service whose command is a
+// script beside its service.yaml, by path; hermes renames root's dir away
+// (root's definition lives on under the new name) and puts its own dir,
+// with its own script, at the old name; root starts the service. The
+// script that runs is hermes's: it must run as hermes, never as root.
+func TestTrustYAMLDirRenamed(t *testing.T) {
+	p := startInit(t, "")
+	slot, tmp := filepath.Join(p.scan, "svc"), filepath.Join(p.scan, ".svc")
+	marker := filepath.Join(p.dir, "uids")
+	script := "#!/bin/sh\nid -u >>" + marker + "\nexec sleep 100000\n"
+	must(t, os.Mkdir(tmp, 0o755))
+	must(t, os.WriteFile(filepath.Join(tmp, "start.sh"), []byte("#!/bin/sh\nexec sleep 100000\n"), 0o755))
+	must(t, os.WriteFile(filepath.Join(tmp, "service.yaml"),
+		[]byte("command: ["+filepath.Join(slot, "start.sh")+"]\nuser: root\nrestart: never\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(tmp, "down"), nil, 0o644))
+	must(t, os.Rename(tmp, slot))
+	testprog.WaitFor(t, 10*time.Second, "svc registered", func() bool { _, ok := p.status("svc"); return ok })
+
+	asHermes(t, `mv "$1" "$1.stolen" && mkdir "$1" && printf %s "$2" >"$1/start.sh" && chmod 755 "$1/start.sh"`, slot, script)
+	testprog.WaitFor(t, 10*time.Second, "svc.stolen registered", func() bool { _, ok := p.status("svc.stolen"); return ok })
+	if code, _, errOut := p.hsvc(nil, "start", "svc.stolen"); code != 0 {
+		t.Fatalf("hsvc start svc.stolen: exit %d: %s", code, errOut)
+	}
+	var b []byte
+	testprog.WaitFor(t, 10*time.Second, "hermes's script to run", func() bool {
+		b, _ = os.ReadFile(marker)
+		return strings.HasSuffix(string(b), "\n")
+	})
+	if got := string(b); got != "10000\n" {
+		t.Fatalf("hermes's script ran as uid %q, want 10000 only", got)
+	}
+}
