@@ -13,6 +13,7 @@ package gwstate
 
 import (
 	"errors"
+	"io"
 	"time"
 )
 
@@ -23,6 +24,7 @@ var (
 	ErrSymlink = errors.New("symlink in the path, not followed")
 	ErrCorrupt = errors.New("corrupt state file")
 	ErrNoState = errors.New("neither desired_state nor gateway_state set")
+	ErrBudget  = errors.New("not read: this boot's budget of state file reads is spent")
 )
 
 // ErrInvalid is returned by SetDesired for a desired state other than
@@ -38,6 +40,28 @@ const (
 // maxSize bounds how much of a state file is read: a real one is a few KiB,
 // anything beyond this is treated as corrupt rather than read into memory.
 const maxSize = 4 << 20
+
+// A Budget is how many bytes of state files a caller may still read in all
+// (the boot reconcile: every profile's). The hermes user may write each file
+// up to its bound and hard-link one into every profile: a thousand profiles
+// of three 4 MiB files held a boot, and PID 1's CPU, for minutes. A file
+// that would take the budget below zero is not read (ErrBudget); nil is
+// no budget.
+type Budget struct{ Left int }
+
+// take reads at most limit bytes of r, fewer when b has less left; it
+// says whether the budget, not limit, stopped it, and charges b what it
+// read.
+func (b *Budget) take(r io.Reader, limit int) (data []byte, spent bool, err error) {
+	if b != nil && b.Left < limit {
+		limit, spent = b.Left, true
+	}
+	data, err = io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if b != nil {
+		b.Left -= min(len(data), limit)
+	}
+	return data, spent && len(data) > limit, err
+}
 
 // Timestamp formats t the way hermes' gateway writes updated_at
 // (Python's datetime.now(timezone.utc).isoformat()):

@@ -12,14 +12,18 @@ import (
 // container killed).
 const LifecycleFile = "state/gateway.lifecycle.json"
 
+// maxLifecycle bounds the sentinel read: hermes writes a few fields, under
+// 300 bytes.
+const maxLifecycle = 64 << 10
+
 // PriorExit is how the profile's last gateway life ended, for the boot log's
 // prior_exit: clean (the sentinel's phase is "exited"), unclean ("running":
 // the old container's processes are gone at boot) or unknown (no sentinel,
 // or one that cannot be read: symlinked, not a regular file, corrupt), as
 // hermes' own container_boot labels it. Read as the image's user, never
-// through a symlink, like every state file.
-func PriorExit(profileDir string) string {
-	data, _, err := readFile(filepath.Join(profileDir, LifecycleFile))
+// through a symlink, like every state file, out of budget (nil: none).
+func PriorExit(profileDir string, budget *Budget) string {
+	data, _, err := readFile(filepath.Join(profileDir, LifecycleFile), maxLifecycle, budget)
 	if err != nil {
 		return "unknown"
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"hinit/asuser"
@@ -22,7 +21,7 @@ import (
 // A state must look like one: lowercase letters, digits, '_' and '-', at
 // most 64 bytes; anything else is ErrCorrupt, so the value is safe to log.
 func ReadDesired(path string) (string, error) {
-	in, err := ReadIntent(path)
+	in, err := ReadIntent(path, nil)
 	return in.State, err
 }
 
@@ -68,12 +67,13 @@ func validState(s string) bool {
 	return true
 }
 
-// readFile reads a state file without following a symlink anywhere in its
-// path and without blocking on a FIFO. It returns the content, without the
-// UTF-8 byte order mark a Windows editor puts first (hermes reads every
-// state file as utf-8-sig), and the file's permission bits; errors wrap
-// ErrMissing, ErrSymlink or ErrCorrupt.
-func readFile(path string) ([]byte, os.FileMode, error) {
+// readFile reads a state file of at most limit bytes, out of budget (nil:
+// none), without following a symlink anywhere in its path and without
+// blocking on a FIFO. It returns the content, without the UTF-8 byte order
+// mark a Windows editor puts first (hermes reads every state file as
+// utf-8-sig), and the file's permission bits; errors wrap ErrMissing,
+// ErrSymlink, ErrCorrupt or ErrBudget.
+func readFile(path string, limit int, budget *Budget) ([]byte, os.FileMode, error) {
 	f, err := asuser.OpenRegular(path)
 	switch {
 	case errors.Is(err, asuser.ErrSymlink):
@@ -90,12 +90,14 @@ func readFile(path string) ([]byte, os.FileMode, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
+	data, spent, err := budget.take(f, limit)
+	switch {
+	case err != nil:
 		return nil, 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(data) > maxSize {
-		return nil, 0, fmt.Errorf("read %s: %w: larger than %d bytes", path, ErrCorrupt, maxSize)
+	case spent:
+		return nil, 0, fmt.Errorf("%s %w", path, ErrBudget)
+	case len(data) > limit:
+		return nil, 0, fmt.Errorf("read %s: %w: larger than %d bytes", path, ErrCorrupt, limit)
 	}
 	return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), st.Mode().Perm(), nil
 }

@@ -145,3 +145,52 @@ func FuzzReadDesired(f *testing.F) {
 		}
 	})
 }
+
+// Each file is read up to its own bound (the lifecycle sentinel 64 KiB,
+// hinit's record 4 KiB: beyond, unknown and no record), and out of a
+// budget when there is one: a file that would take it below zero is not
+// read, and everything the budget paid for is charged.
+func TestReadBounds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pad := func(n int) string { return `,"pad":"` + strings.Repeat("x", n) + `"}` }
+	write(LifecycleFile, `{"phase":"exited"`+pad(maxLifecycle))
+	if got := PriorExit(dir, nil); got != "unknown" {
+		t.Errorf("PriorExit of a sentinel over %d bytes = %q, want unknown", maxLifecycle, got)
+	}
+	write(LifecycleFile, `{"phase":"exited"}`)
+	if got := PriorExit(dir, nil); got != "clean" {
+		t.Errorf("PriorExit = %q, want clean", got)
+	}
+	state := write(StateFileName, `{"desired_state":"stopped"}`)
+	write(RecordName, `{"desired_state":"running","replaced":"stopped"`+pad(maxRecord))
+	if _, ok := readRecord(state, nil); ok {
+		t.Errorf("a record over %d bytes was read", maxRecord)
+	}
+
+	b := &Budget{Left: 100}
+	if got := PriorExit(dir, b); got != "clean" || b.Left != 100-len(`{"phase":"exited"}`) {
+		t.Fatalf("PriorExit = %q with %d left, want clean with %d", got, b.Left, 100-len(`{"phase":"exited"}`))
+	}
+	left := b.Left
+	write("big.json", `{"desired_state":"running"`+pad(100))
+	if _, err := ReadIntent(filepath.Join(dir, "big.json"), b); !errors.Is(err, ErrBudget) || b.Left != 0 {
+		t.Fatalf("ReadIntent past a budget of %d: %v, %d left; want ErrBudget, 0 left", left, err, b.Left)
+	}
+	if _, err := ReadIntent(filepath.Join(dir, "small.json"), b); !errors.Is(err, ErrMissing) {
+		t.Fatalf("ReadIntent of a missing file with the budget spent: %v, want ErrMissing", err)
+	}
+	write("empty.json", "")
+	if _, _, err := readFile(filepath.Join(dir, "empty.json"), maxSize, b); err != nil {
+		t.Fatalf("an empty file with the budget spent: %v", err)
+	}
+}

@@ -58,9 +58,9 @@ func forgetRecord(statePath string) {
 
 // readRecord reads the record next to statePath; ok is false when there is
 // none that could be hinit's (missing, symlinked, oversized, malformed).
-func readRecord(statePath string) (data []byte, ok bool) {
-	data, _, err := readFile(recordPath(statePath))
-	return data, err == nil && len(data) <= maxRecord
+func readRecord(statePath string, budget *Budget) (data []byte, ok bool) {
+	data, _, err := readFile(recordPath(statePath), maxRecord, budget)
+	return data, err == nil
 }
 
 // parseRecord decodes a record; ok is false unless it holds a desired state
@@ -125,16 +125,16 @@ func Resolve(state, rec []byte) (Intent, error) {
 }
 
 // ReadIntent is ReadDesired with hinit's record taken into account and
-// the revert reported (see Resolve).
-func ReadIntent(path string) (Intent, error) {
-	data, _, err := readFile(path)
+// the revert reported (see Resolve), reading out of budget (nil: none).
+func ReadIntent(path string, budget *Budget) (Intent, error) {
+	data, _, err := readFile(path, maxSize, budget)
 	if errors.Is(err, ErrMissing) {
 		forgetRecord(path)
 	}
 	if err != nil {
 		return Intent{}, err
 	}
-	rec, ok := readRecord(path)
+	rec, ok := readRecord(path, budget)
 	if !ok {
 		rec = nil
 	}

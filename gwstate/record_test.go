@@ -64,7 +64,7 @@ func TestDesiredSurvivesTheGatewayRewrite(t *testing.T) {
 			}
 			// The gateway reads, hinit writes "stopped", the gateway writes
 			// back what it read: hermes' write_runtime_status racing hsvc stop.
-			read, mode, err := readFile(p)
+			read, mode, err := readFile(p, maxSize, nil)
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ func TestDesiredSurvivesTheGatewayRewrite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := ReadIntent(p)
+		in, err := ReadIntent(p, nil)
 		if err != nil || in.State != Stopped {
 			t.Fatalf("interleaving %d: ReadIntent = %+v, %v; want stopped", i, in, err)
 		}

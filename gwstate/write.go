@@ -39,7 +39,7 @@ func SetDesired(path, desired string, now time.Time) error {
 	}
 	setting.Lock()
 	defer setting.Unlock()
-	data, mode, err := readFile(path)
+	data, mode, err := readFile(path, maxSize, nil)
 	obj := &object{index: map[string]int{}}
 	switch {
 	case errors.Is(err, ErrMissing):
@@ -52,7 +52,7 @@ func SetDesired(path, desired string, now time.Time) error {
 		}
 	}
 	replaced := obj.desired()
-	if data, ok := readRecord(path); ok && replaced == desired {
+	if data, ok := readRecord(path, nil); ok && replaced == desired {
 		// The same wish again: what a revert in flight may still put
 		// back is what the first of these writes replaced.
 		if r, ok := parseRecord(data); ok && r.DesiredState == desired {

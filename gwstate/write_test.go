@@ -217,7 +217,7 @@ func TestSetDesiredConcurrent(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		in, err := ReadIntent(p)
+		in, err := ReadIntent(p, nil)
 		if err != nil || in.Reverted {
 			data, _ := os.ReadFile(p)
 			rec, _ := os.ReadFile(filepath.Join(filepath.Dir(p), RecordName))

@@ -342,10 +342,13 @@ type profileSettings struct {
 // no budget). When it cannot be read, or is past the budget, err says so
 // and the settings come from env alone.
 func readSettings(profileDir string, env map[string]string, budget *int) (s profileSettings, err error) {
-	cfg, err := readConfig(profileDir)
-	if budget != nil && len(cfg) > *budget {
+	limit := configMax
+	if budget != nil {
+		limit = min(limit, *budget) // a file past it is not even read whole
+	}
+	cfg, err := readConfig(profileDir, limit)
+	if budget != nil && errors.Is(err, errTooLarge) && limit < configMax {
 		err = fmt.Errorf("%s not parsed: this boot's %d KiB of config.yaml parses are spent", filepath.Join(profileDir, ConfigFile), bootConfigBudget>>10)
-		cfg = nil
 	} else if budget != nil {
 		*budget -= len(cfg)
 	}
@@ -363,10 +366,11 @@ func readSettings(profileDir string, env map[string]string, budget *int) (s prof
 	return s, err
 }
 
-// readConfig reads dir/config.yaml without following a symlink anywhere in
-// its path or blocking on a FIFO; a missing file is empty, anything else
-// that cannot be read is an error naming the file.
-func readConfig(dir string) ([]byte, error) {
+// readConfig reads dir/config.yaml, of at most limit bytes (errTooLarge),
+// without following a symlink anywhere in its path or blocking on a FIFO; a
+// missing file is empty, anything else that cannot be read is an error
+// naming the file.
+func readConfig(dir string, limit int) ([]byte, error) {
 	p := filepath.Join(dir, ConfigFile)
 	f, err := asuser.OpenRegular(p)
 	switch {
@@ -378,12 +382,15 @@ func readConfig(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, configMax+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("read %s: %w", p, err)
-	case len(data) > configMax:
-		return nil, fmt.Errorf("read %s: larger than %d bytes", p, configMax)
+	case len(data) > limit:
+		return nil, fmt.Errorf("read %s: %w than %d bytes", p, errTooLarge, limit)
 	}
 	return data, nil
 }
+
+// errTooLarge reports a config.yaml past the bytes readConfig may read.
+var errTooLarge = errors.New("larger")

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"hinit/gwstate"
 )
 
 // config.yaml is the hermes user's file, of up to configMax bytes, and
@@ -105,5 +107,37 @@ func TestBootConfigBudget(t *testing.T) {
 	}
 	if n := strings.Count(w.logs.String(), "config.yaml not parsed: this boot's 100 KiB of config.yaml parses are spent"); n != 2 {
 		t.Errorf("%d warnings of the spent budget, want 2 (b, c):\n%s", n, w.logs.String())
+	}
+}
+
+// A boot reads at most bootStateBudget bytes of the profiles' state files
+// in all: past it a profile is registered down, with a warning naming its
+// file. Before, each of gateway_state.json, hinit's record and the
+// lifecycle sentinel was read up to 4 MiB in every profile: the hermes
+// user hard-linked three 4 MiB files into a thousand profiles and held the
+// boot, and PID 1's CPU, for minutes.
+func TestBootStateBudget(t *testing.T) {
+	defer func(b int) { bootStateBudget = b }(bootStateBudget)
+	bootStateBudget = 8 << 10
+	w := newWorld(t)
+	writeFile(t, filepath.Join(w.home, gwstate.StateFileName), `{"desired_state":"running"}`)
+	big := `{"desired_state":"running","pad":"` + strings.Repeat("x", 6<<10) + `"}`
+	for name, state := range map[string]string{"a": big, "b": big, "c": `{"desired_state":"running"}`} {
+		w.profile(t, name, state)
+	}
+	actions, err := Run(Options{Home: w.home, Scandir: w.scan, Template: "gateway",
+		Now: func() time.Time { return testNow }, Logger: slog.New(slog.NewTextHandler(&w.logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, a := range actions {
+		got[a.Profile] = a.Start
+		if spent := strings.Contains(a.Warning, "gateway_state.json not read: this boot's budget of state file reads is spent: registered down"); spent != (a.Profile == "b" || a.Profile == "c") {
+			t.Errorf("%s: warning %q", a.Profile, a.Warning)
+		}
+	}
+	if want := map[string]bool{"default": true, "a": true, "b": false, "c": false}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("started %v, want %v (b's and c's past the budget)", got, want)
 	}
 }

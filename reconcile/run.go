@@ -37,7 +37,7 @@ func Run(opts Options) ([]Action, error) {
 	errs := []error{listErr}
 	actions := make([]Action, len(profiles))
 	reads := make([]profileRead, len(profiles))
-	budget := bootConfigBudget
+	budget := bootBudget{config: bootConfigBudget, state: gwstate.Budget{Left: bootStateBudget}}
 	for i, p := range profiles {
 		actions[i], reads[i] = readOne(opts, p, &budget)
 	}
@@ -61,7 +61,7 @@ func Run(opts Options) ([]Action, error) {
 
 // multiplexed reads whether the root gateway serves the named profiles.
 func multiplexed(opts Options) bool {
-	cfg, err := readConfig(opts.Home)
+	cfg, err := readConfig(opts.Home, configMax)
 	if err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error()+": multiplex_profiles taken from "+EnvMultiplex+" alone", "profile", gwstate.DefaultProfile)
 	}
@@ -116,13 +116,30 @@ func decide(actions []Action, reads []profileRead, multiplex bool) {
 	}
 }
 
+// bootBudget is what one boot reconcile reads of the hermes user's files
+// in all: bytes of config.yaml parsed (bootConfigBudget) and of state files
+// read (bootStateBudget).
+type bootBudget struct {
+	config int
+	state  gwstate.Budget
+}
+
+// bootStateBudget is how many bytes of the profiles' state files
+// (gateway_state.json, hinit's record beside it, the lifecycle sentinel)
+// one boot reconcile reads in all. Each is a few hundred bytes to a few
+// KiB, so services_max profiles of real ones take a few MiB; the hermes
+// user may make each as large as its bound and hard-link one into every
+// profile, which held a boot for minutes. A profile past the budget is
+// registered down, with a warning naming its file. A variable for tests
+// only.
+var bootStateBudget = 16 << 20
+
 // readOne reads one profile: its desired state (Start when it is
 // running), its slot's stop timeout and whether it is standalone, out of
-// the boot's budget of config.yaml parses (bootConfigBudget); and removes
-// its stale PID files.
-func readOne(opts Options, p profile, budget *int) (a Action, r profileRead) {
-	a = Action{Profile: p.name, Prior: "none", PriorExit: gwstate.PriorExit(p.dir)}
-	in, err := readIntent(opts, p)
+// the boot's budget; and removes its stale PID files.
+func readOne(opts Options, p profile, budget *bootBudget) (a Action, r profileRead) {
+	a = Action{Profile: p.name, Prior: "none", PriorExit: gwstate.PriorExit(p.dir, &budget.state)}
+	in, err := readIntent(opts, p, &budget.state)
 	switch {
 	case errors.Is(err, gwstate.ErrMissing):
 		// Never started (a fresh volume, a new profile): down, as
@@ -136,7 +153,7 @@ func readOne(opts Options, p profile, budget *int) (a Action, r profileRead) {
 	for _, err := range removeStale(p.dir) {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
-	s, err := readSettings(p.dir, opts.Env, budget)
+	s, err := readSettings(p.dir, opts.Env, &budget.config)
 	if err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
@@ -163,9 +180,9 @@ func publishOne(opts Options, p profile, a *Action) error {
 // rewrite of gateway_state.json lost the desired_state hinit last wrote
 // (gwstate.Resolve), hinit's record counts and is written back, so the file
 // says it again for hermes' own readers.
-func readIntent(opts Options, p profile) (gwstate.Intent, error) {
+func readIntent(opts Options, p profile, budget *gwstate.Budget) (gwstate.Intent, error) {
 	path := filepath.Join(p.dir, gwstate.StateFileName)
-	in, err := gwstate.ReadIntent(path)
+	in, err := gwstate.ReadIntent(path, budget)
 	if err != nil || !in.Reverted {
 		return in, err
 	}
