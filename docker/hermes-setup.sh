@@ -572,13 +572,35 @@ as_hermes() {
 
 # py_run FILE WHAT ARG...: runs the real image's venv python with ARG...
 # as hermes, when it and FILE (what it runs) are there; a failure is a
-# warning, as in the s6 image.
+# warning, as in the s6 image. So is a step still running after
+# STEP_TIMEOUT seconds: hermes' code on hermes' files may hang (a FIFO
+# planted as config.yaml), and the hook's own timeout (5m in hinit.yaml)
+# would stop the container at every boot. timeout(1) sends TERM, then KILL
+# 5 s later; coreutils' to the step's whole process group. Its exit status
+# differs by implementation (124, busybox 143), so a step that failed once
+# its time was up is taken as stopped.
 py_run() {
 	py=$INSTALL_DIR/.venv/bin/python file=$1 what=$2
 	shift 2
 	[ -x "$py" ] && [ -f "$file" ] || return 0
-	as_hermes "$py" "$@" || say "warning: $what failed"
+	began=$(date +%s)
+	as_hermes timeout -k 5 "$STEP_TIMEOUT" "$py" "$@" && return 0
+	if [ $(($(date +%s) - began)) -ge "$STEP_TIMEOUT" ]; then
+		say "warning: $what did not finish in ${STEP_TIMEOUT}s (HERMES_SETUP_STEP_TIMEOUT): stopped; the boot goes on"
+	else
+		say "warning: $what failed"
+	fi
 }
+
+# STEP_TIMEOUT: how long each python step may run (py_run), in whole
+# seconds; four steps at most, within the hook's 5m.
+STEP_TIMEOUT=${HERMES_SETUP_STEP_TIMEOUT:-60}
+case $STEP_TIMEOUT in
+'' | *[!0-9]* | 0*)
+	say "warning: HERMES_SETUP_STEP_TIMEOUT=$STEP_TIMEOUT is not a number of seconds: 60 taken"
+	STEP_TIMEOUT=60
+	;;
+esac
 
 # py_step SCRIPT WHAT [ARG...]: runs $INSTALL_DIR/SCRIPT (py_run).
 py_step() {

@@ -256,6 +256,41 @@ func TestBootHookStage2Steps(t *testing.T) {
 	}
 }
 
+// TestBootHookStepHangs: a python step that hangs (hermes' config
+// migration on a FIFO planted as config.yaml) is stopped after
+// HERMES_SETUP_STEP_TIMEOUT with one warning, and the boot goes on: the
+// next steps run, main starts. Before, it held the hook until its 5m
+// timeout stopped the container, at every boot.
+func TestBootHookStepHangs(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--entrypoint", "/bin/sh", "-e", "HERMES_SETUP_STEP_TIMEOUT=2"}, "-c", `set -e
+		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools
+		printf '#!/bin/sh\necho "${1##*/}" >>/tmp/py.log\n[ "${1##*/}" != docker_config_migrate.py ] || exec cat /opt/data/config.yaml\n' >/opt/hermes/.venv/bin/python
+		chmod 755 /opt/hermes/.venv/bin/python
+		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/tools/skills_sync.py
+		rm -f /opt/data/config.yaml && mkfifo /opt/data/config.yaml && chown 10000:10000 /opt/data/config.yaml
+		exec /usr/local/bin/hinit sleep infinity`)
+	c.booted()
+	if got, want := c.readFile("/tmp/py.log"), "docker_config_migrate.py\nskills_sync.py\n"; got != want {
+		t.Errorf("python steps:\n%s\nwant:\n%s", got, want)
+	}
+	l := c.logs()
+	for _, want := range []string{
+		"[hermes-setup] warning: config migration did not finish in 2s (HERMES_SETUP_STEP_TIMEOUT): stopped; the boot goes on\n",
+		"hinit: boot hook done hook=hermes-setup",
+	} {
+		if !strings.Contains(l, want) {
+			t.Errorf("logs lack %q:\n%s", want, l)
+		}
+	}
+	if strings.Contains(l, "skills sync failed") || strings.Contains(l, "skills sync did not finish") {
+		t.Errorf("skills sync did not run well:\n%s", l)
+	}
+	if ps := c.sh("root", "grep -lx cat /proc/[0-9]*/comm 2>/dev/null | wc -l"); strings.TrimSpace(ps) != "0" {
+		t.Errorf("%s cat processes left, want the hung step gone", strings.TrimSpace(ps))
+	}
+}
+
 // TestBootHookRunsNothingFromHermesPATH: the image's PATH, as the official
 // image's, holds /opt/data/.local/bin, in the hermes user's own volume,
 // ahead of /usr/bin. The boot hook runs as root: a program hermes planted
