@@ -268,14 +268,25 @@ not_hermes() {
 	[ -n "$(find "$1" \( ! -user "$HUID" -o ! -group "$HGID" \) -print 2>/dev/null | head -n 1)" ]
 }
 
-# give_tree REL: gives $HERMES_HOME/REL back to hermes, recursively
+# give_tree REL [root]: gives $HERMES_HOME/REL back to hermes, recursively
 # (symlinks inside are changed themselves, never followed), when something
-# in it is not hermes'. What has other hard links keeps its owner (shared).
+# in it is not hermes'; with root, only what root owns there (what docker
+# exec as root writes), and another user's file is left, with a warning.
+# What has other hard links keeps its owner (shared).
 give_tree() {
 	gp=$HERMES_HOME/$1
 	[ -e "$gp" ] || [ -L "$gp" ] || return 0
 	no_link "$gp" || return 0
 	[ -d "$gp" ] || return 0
+	if [ "${2:-}" = root ]; then
+		if [ -n "$(find "$gp" \( ! -user 0 ! -user "$HUID" \) -print 2>/dev/null | head -n 1)" ]; then
+			say "warning: $gp holds files of other users than root and hermes: left as they are (hermes may have moved them there; give them to hermes where they come from)"
+		fi
+		[ -n "$(find "$gp" -user 0 -print 2>/dev/null | head -n 1)" ] || return 0
+		say "giving root's files in $gp to hermes ($HUID:$HGID)"
+		chown_tree -from-uid 0 "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
+		return 0
+	fi
 	if not_hermes "$gp"; then
 		say "giving $gp back to hermes ($HUID:$HGID)"
 		# (what cannot be read or changed, a dir root may not read without
@@ -311,15 +322,24 @@ chown_tree() {
 # migration fail and roll back). Anything else in the volume (a host's
 # file, a bind mount) keeps its owner: stage2 now gives hermes every file at
 # the top of the volume, hinit does not.
+# A name proves nothing where hermes could choose it: hermes owns the
+# volume's top dir and may rename any entry of it (another user's file to
+# auth.json, a dir to cron). So at a boot that finds the top dir hermes'
+# already, the every-boot trees and TOP_FILES give hermes only what root
+# owns (what docker exec as root writes); another user's file there is
+# left, with a warning. Whole, whatever owns them, only when the top dir
+# was not hermes' (hermes chose no name in it).
 fix_ownership() {
 	is_root || return 0
 	no_link "$HERMES_HOME" || return 0
+	whose=root
 	if [ "$(stat -c %u "$HERMES_HOME")" != "$HUID" ]; then
+		whose=
 		say "giving $HERMES_HOME and its hermes dirs to hermes ($HUID:$HGID)"
 		chown "$HUID:$HGID" "$HERMES_HOME" || say "warning: cannot chown $HERMES_HOME"
 		for d in $OWNED_DIRS; do give_tree "$d"; done
 	fi
-	for d in $EVERY_BOOT_DIRS; do give_tree "$d"; done
+	for d in $EVERY_BOOT_DIRS; do give_tree "$d" $whose; done
 	p=$HERMES_HOME/logs/gateways
 	# the dir alone, opened as chown_tree opens a tree (a chown -h of the
 	# path would go through a logs swapped for a symlink meanwhile)
@@ -330,6 +350,13 @@ fix_ownership() {
 		no_link "$p" || continue
 		[ -f "$p" ] || continue
 		shared "$p" && continue
+		case $whose:$(stat -c %u "$p") in
+		root:0 | root:"$HUID" | :*) ;;
+		*)
+			say "warning: $p is uid $(stat -c %u "$p")'s, not root's nor hermes': left as it is (hermes may have renamed it there; give it to hermes where it comes from)"
+			continue
+			;;
+		esac
 		own "$p" || say "warning: cannot chown $p"
 		case $(stat -c %A "$p") in ?rw*) ;; *) as_hermes chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac
 	done

@@ -43,6 +43,44 @@ func TestBootHookRepairsOwnership(t *testing.T) {
 	}
 }
 
+// TestBootHookNamesProveNothing: hermes owns the volume's top dir, so it
+// may rename another user's file to auth.json and another user's dir to
+// cron, names the hook gives back at every boot. Such a boot gives hermes
+// only what root owns there (what docker exec as root writes): the other
+// user's file and dir keep their owner, with a warning each. Before,
+// both became hermes', and hermes read what it could not.
+func TestBootHookNamesProveNothing(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	c := start(t, []string{"-v", vol + ":/opt/data"}, "sleep", "infinity")
+	c.booted()
+	c.sh("root", `cd /opt/data && echo secret >notes.txt && chown 1000:1000 notes.txt && chmod 600 notes.txt &&
+		mkdir hostdir && echo key >hostdir/key && chown -R 1000:1000 hostdir && chmod 700 hostdir &&
+		mkdir -p profiles/rooty && echo soul >profiles/rooty/SOUL.md`)
+	c.sh("hermes", `cd /opt/data && mv notes.txt auth.json && rm -rf cron && mv hostdir cron`)
+	must(t, "restart", c.id)
+	c.booted()
+	for p, want := range map[string]string{
+		"/opt/data/auth.json":              "1000:1000 600",
+		"/opt/data/cron":                   "1000:1000 700",
+		"/opt/data/cron/key":               "1000:1000 644",
+		"/opt/data/profiles/rooty/SOUL.md": "10000:10000 644",
+	} {
+		if got := strings.TrimSpace(c.sh("root", "stat -c '%u:%g %a' "+p)); got != want {
+			t.Errorf("%s is %s after the boot hook, want %s", p, got, want)
+		}
+	}
+	l := c.logs()
+	for _, want := range []string{
+		"[hermes-setup] warning: /opt/data/auth.json is uid 1000's, not root's nor hermes': left as it is",
+		"[hermes-setup] warning: /opt/data/cron holds files of other users than root and hermes: left as they are",
+	} {
+		if !strings.Contains(l, want) {
+			t.Errorf("logs lack %q:\n%s", want, l)
+		}
+	}
+}
+
 // TestBootstrapState: HERMES_GATEWAY_BOOTSTRAP_STATE=running on a fresh
 // volume starts the root gateway at first boot.
 func TestBootstrapState(t *testing.T) {
