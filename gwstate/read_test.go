@@ -147,9 +147,12 @@ func FuzzReadDesired(f *testing.F) {
 }
 
 // Each file is read up to its own bound (the lifecycle sentinel 64 KiB,
-// hinit's record 4 KiB: beyond, unknown and no record), and out of a
-// budget when there is one: a file that would take it below zero is not
-// read, and everything the budget paid for is charged.
+// hinit's record 4 KiB: no further, and beyond, unknown and no record),
+// and out of a budget when there is one: a file that would take it below
+// zero is not read, and everything the budget paid for is charged. A
+// record the budget did not let in leaves the intent unknown (ErrBudget),
+// never the file's alone: the record may say stopped where the file says
+// running.
 func TestReadBounds(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -163,21 +166,24 @@ func TestReadBounds(t *testing.T) {
 		return p
 	}
 	pad := func(n int) string { return `,"pad":"` + strings.Repeat("x", n) + `"}` }
-	write(LifecycleFile, `{"phase":"exited"`+pad(maxLifecycle))
-	if got := PriorExit(dir, nil); got != "unknown" {
-		t.Errorf("PriorExit of a sentinel over %d bytes = %q, want unknown", maxLifecycle, got)
+	const plenty = 1 << 30
+	b := &Budget{Left: plenty}
+	write(LifecycleFile, `{"phase":"exited"`+pad(2*maxLifecycle))
+	if got := PriorExit(dir, b); got != "unknown" || plenty-b.Left != maxLifecycle {
+		t.Errorf("PriorExit of a sentinel over %d bytes = %q, %d bytes read; want unknown, %d read", maxLifecycle, got, plenty-b.Left, maxLifecycle)
 	}
 	write(LifecycleFile, `{"phase":"exited"}`)
 	if got := PriorExit(dir, nil); got != "clean" {
 		t.Errorf("PriorExit = %q, want clean", got)
 	}
-	state := write(StateFileName, `{"desired_state":"stopped"}`)
-	write(RecordName, `{"desired_state":"running","replaced":"stopped"`+pad(maxRecord))
-	if _, ok := readRecord(state, nil); ok {
-		t.Errorf("a record over %d bytes was read", maxRecord)
+	state := write(StateFileName, `{"desired_state":"running","updated_at":"x"}`)
+	write(RecordName, `{"desired_state":"running","replaced":"stopped"`+pad(2*maxRecord))
+	b = &Budget{Left: plenty}
+	if _, ok, err := readRecord(state, b); ok || err != nil || plenty-b.Left != maxRecord {
+		t.Errorf("a record over %d bytes: ok %v, err %v, %d bytes read; want no record, %d read", maxRecord, ok, err, plenty-b.Left, maxRecord)
 	}
 
-	b := &Budget{Left: 100}
+	b = &Budget{Left: 100}
 	if got := PriorExit(dir, b); got != "clean" || b.Left != 100-len(`{"phase":"exited"}`) {
 		t.Fatalf("PriorExit = %q with %d left, want clean with %d", got, b.Left, 100-len(`{"phase":"exited"}`))
 	}
@@ -192,5 +198,16 @@ func TestReadBounds(t *testing.T) {
 	write("empty.json", "")
 	if _, _, err := readFile(filepath.Join(dir, "empty.json"), maxSize, b); err != nil {
 		t.Fatalf("an empty file with the budget spent: %v", err)
+	}
+
+	// The budget lets the state file in, not hinit's record beside it,
+	// which says the gateway was stopped.
+	write(RecordName, `{"desired_state":"stopped","replaced":"running"}`)
+	if in, err := ReadIntent(state, nil); err != nil || in.State != Stopped || !in.Reverted {
+		t.Fatalf("ReadIntent with its record = %+v, %v; want stopped, reverted", in, err)
+	}
+	b = &Budget{Left: len(`{"desired_state":"running","updated_at":"x"}`) + 5}
+	if in, err := ReadIntent(state, b); !errors.Is(err, ErrBudget) {
+		t.Fatalf("ReadIntent with no budget left for the record = %+v, %v; want ErrBudget", in, err)
 	}
 }

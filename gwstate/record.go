@@ -58,9 +58,14 @@ func forgetRecord(statePath string) {
 
 // readRecord reads the record next to statePath; ok is false when there is
 // none that could be hinit's (missing, symlinked, oversized, malformed).
-func readRecord(statePath string, budget *Budget) (data []byte, ok bool) {
-	data, _, err := readFile(recordPath(statePath), maxRecord, budget)
-	return data, err == nil
+// err is ErrBudget when budget did not allow reading it: then whether
+// there is one is not known.
+func readRecord(statePath string, budget *Budget) (data []byte, ok bool, err error) {
+	data, _, err = readFile(recordPath(statePath), maxRecord, budget)
+	if errors.Is(err, ErrBudget) {
+		return nil, false, err
+	}
+	return data, err == nil, nil
 }
 
 // parseRecord decodes a record; ok is false unless it holds a desired state
@@ -134,7 +139,10 @@ func ReadIntent(path string, budget *Budget) (Intent, error) {
 	if err != nil {
 		return Intent{}, err
 	}
-	rec, ok := readRecord(path, budget)
+	rec, ok, err := readRecord(path, budget)
+	if err != nil { // a record may say stopped where the file says running
+		return Intent{}, err
+	}
 	if !ok {
 		rec = nil
 	}

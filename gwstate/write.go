@@ -52,7 +52,7 @@ func SetDesired(path, desired string, now time.Time) error {
 		}
 	}
 	replaced := obj.desired()
-	if data, ok := readRecord(path, nil); ok && replaced == desired {
+	if data, ok, _ := readRecord(path, nil); ok && replaced == desired {
 		// The same wish again: what a revert in flight may still put
 		// back is what the first of these writes replaced.
 		if r, ok := parseRecord(data); ok && r.DesiredState == desired {
