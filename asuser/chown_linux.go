@@ -21,6 +21,10 @@ type Tree struct {
 	SameDev bool
 	// TopOnly changes the top dir alone, nothing under it.
 	TopOnly bool
+	// Enter reports whether the walk goes into a dir, as its own
+	// descriptor showed it before any change (the top too); nil: every
+	// dir.
+	Enter func(st *unix.Stat_t) bool
 	// Refused is told of each entry Change wanted but that is no dir and
 	// has other hard links: it is left alone (chowning it would change the
 	// file of whoever else it is linked from).
@@ -84,7 +88,7 @@ func (w *treeWalk) dir(fd int, path string, st *unix.Stat_t, depth int) {
 			w.note(path, err)
 		}
 	}
-	if w.TopOnly {
+	if w.TopOnly || w.Enter != nil && !w.Enter(st) {
 		return
 	}
 	if depth >= MaxTreeDepth {

@@ -35,6 +35,18 @@ if [ -f "$envpath" ] && [ ! -L "$envpath" ] && p=$(cat "$envpath" 2>/dev/null) &
 	CONTAINER_PATH=$p
 fi
 
+# timeout(1) by its path in root's dirs, for what runs as hermes with the
+# container's PATH (as_hermes): a timeout planted in hermes' dir there
+# would bound nothing. busybox's applet when no dir has a file of that
+# name (busybox sh's command -v says a bare name for an applet).
+TIMEOUT=timeout TIMEOUT_APPLET= # none found: what it bounds fails, with a warning
+for t in /usr/local/bin/timeout /usr/bin/timeout /bin/timeout /usr/local/bin/busybox /usr/bin/busybox /bin/busybox; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	TIMEOUT=$t
+	case $t in */busybox) TIMEOUT_APPLET=timeout ;; esac
+	break
+done
+
 HERMES_HOME="${HERMES_HOME:-/opt/data}"
 INSTALL_DIR="${HERMES_INSTALL_DIR:-/opt/hermes}"
 # Dirs hermes expects in its home; created as hermes.
@@ -271,32 +283,29 @@ not_hermes() {
 # give_tree REL [root]: gives $HERMES_HOME/REL back to hermes, recursively
 # (symlinks inside are changed themselves, never followed), when something
 # in it is not hermes'; with root, only what root owns there (what docker
-# exec as root writes), and another user's file is left, with a warning.
-# What has other hard links keeps its owner (shared).
+# exec as root writes) and hermes' own files of another group: another
+# user's file is left, and another user's dir not gone into, with a
+# warning (chown-tree -from-root). What has other hard links keeps its
+# owner (shared).
 give_tree() {
 	gp=$HERMES_HOME/$1
 	[ -e "$gp" ] || [ -L "$gp" ] || return 0
 	no_link "$gp" || return 0
 	[ -d "$gp" ] || return 0
+	not_hermes "$gp" || return 0
 	if [ "${2:-}" = root ]; then
-		if [ -n "$(find "$gp" \( ! -user 0 ! -user "$HUID" \) -print 2>/dev/null | head -n 1)" ]; then
-			say "warning: $gp holds files of other users than root and hermes: left as they are (hermes may have moved them there; give them to hermes where they come from)"
-		fi
-		[ -n "$(find "$gp" -user 0 -print 2>/dev/null | head -n 1)" ] || return 0
-		say "giving root's files in $gp to hermes ($HUID:$HGID)"
-		chown_tree -from-uid 0 "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
+		say "giving what root owns in $gp to hermes ($HUID:$HGID)"
+		chown_tree -from-root "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
 		return 0
 	fi
-	if not_hermes "$gp"; then
-		say "giving $gp back to hermes ($HUID:$HGID)"
-		# (what cannot be read or changed, a dir root may not read without
-		# CAP_DAC_OVERRIDE or on NFS, a read-only mount, is skipped with one
-		# warning, not a line per file; it must not end the hook: set -e)
-		chown_tree "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
-	fi
+	say "giving $gp back to hermes ($HUID:$HGID)"
+	# (what cannot be read or changed, a dir root may not read without
+	# CAP_DAC_OVERRIDE or on NFS, a read-only mount, is skipped with one
+	# warning, not a line per file; it must not end the hook: set -e)
+	chown_tree "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
 }
 
-# chown_tree [-xdev] [-from-uid N] UID[:GID] DIR: hinit chown-tree, the
+# chown_tree [-xdev] [-from-uid N | -from-root] UID[:GID] DIR: hinit chown-tree, the
 # recursive chown that holds each dir open and changes each entry through a
 # descriptor of its own: a path walk (find -exec chown -h DIR/SUB/FILE)
 # follows a dir that a hermes process of another container on the volume
@@ -353,13 +362,24 @@ fix_ownership() {
 		case $whose:$(stat -c %u "$p") in
 		root:0 | root:"$HUID" | :*) ;;
 		*)
-			say "warning: $p is uid $(stat -c %u "$p")'s, not root's nor hermes': left as it is (hermes may have renamed it there; give it to hermes where it comes from)"
-			continue
+			# a file mounted there is the operator's: no rename put it there
+			if ! mounted "$p"; then
+				say "warning: $p is uid $(stat -c %u "$p")'s, not root's nor hermes': left as it is (hermes may have renamed it there; give it to hermes where it comes from)"
+				continue
+			fi
 			;;
 		esac
 		own "$p" || say "warning: cannot chown $p"
 		case $(stat -c %A "$p") in ?rw*) ;; *) as_hermes chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac
 	done
+}
+
+# mounted PATH: PATH is a mount point (a file bind-mounted over the
+# volume's): the 5th field of a line of mountinfo, whose spaces and
+# backslashes are escaped there.
+mounted() {
+	m=$(printf %s "$1" | sed 's/\\/\\134/g; s/ /\\040/g')
+	awk -v m="$m" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo 2>/dev/null
 }
 
 # follow_uid: after a UID change, what the old UID owns in the volume
@@ -488,7 +508,7 @@ api_key() {
 # root's write then landed wherever it led; that is status 2.
 edit_env() {
 	if is_root && [ "$(stat -c %u "$env_file")" = "$HUID" ]; then
-		API_SERVER_KEY_NEW=$1 as_hermes timeout 10 sh -c "$ADD_KEY" sh "$env_file"
+		API_SERVER_KEY_NEW=$1 as_hermes "$TIMEOUT" ${TIMEOUT_APPLET:+"$TIMEOUT_APPLET"} 10 /bin/sh -c "$ADD_KEY" sh "$env_file"
 		return
 	fi
 	is_root && return 2
@@ -599,33 +619,40 @@ as_hermes() {
 
 # py_run FILE WHAT ARG...: runs the real image's venv python with ARG...
 # as hermes, when it and FILE (what it runs) are there; a failure is a
-# warning, as in the s6 image. So is a step still running after
-# STEP_TIMEOUT seconds: hermes' code on hermes' files may hang (a FIFO
-# planted as config.yaml), and the hook's own timeout (5m in hinit.yaml)
-# would stop the container at every boot. timeout(1) sends TERM, then KILL
-# 5 s later; coreutils' to the step's whole process group. Its exit status
-# differs by implementation (124, busybox 143), so a step that failed once
-# its time was up is taken as stopped.
+# warning, as in the s6 image. So is a step still running when the steps'
+# STEPS_TIMEOUT seconds together are up: hermes' code on hermes' files may
+# hang (a FIFO planted as config.yaml), and the hook's own timeout (5m in
+# hinit.yaml) would stop the container at every boot; a step after that is
+# skipped. timeout(1) sends TERM, then KILL 5 s later; coreutils' to the
+# step's whole process group. Its exit status differs by implementation
+# (124, busybox 143), so a step that failed once its time was up is taken
+# as stopped.
 py_run() {
 	py=$INSTALL_DIR/.venv/bin/python file=$1 what=$2
 	shift 2
 	[ -x "$py" ] && [ -f "$file" ] || return 0
 	began=$(date +%s)
-	as_hermes timeout -k 5 "$STEP_TIMEOUT" "$py" "$@" && return 0
-	if [ $(($(date +%s) - began)) -ge "$STEP_TIMEOUT" ]; then
-		say "warning: $what did not finish in ${STEP_TIMEOUT}s (HERMES_SETUP_STEP_TIMEOUT): stopped; the boot goes on"
+	left=$((steps_end - began))
+	if [ "$left" -le 0 ]; then
+		say "warning: $what skipped: the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT) are spent"
+		return 0
+	fi
+	as_hermes "$TIMEOUT" ${TIMEOUT_APPLET:+"$TIMEOUT_APPLET"} -k 5 "$left" "$py" "$@" && return 0
+	if [ $(($(date +%s) - began)) -ge "$left" ]; then
+		say "warning: $what did not finish within the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT): stopped; the boot goes on"
 	else
 		say "warning: $what failed"
 	fi
 }
 
-# STEP_TIMEOUT: how long each python step may run (py_run), in whole
-# seconds; four steps at most, within the hook's 5m.
-STEP_TIMEOUT=${HERMES_SETUP_STEP_TIMEOUT:-60}
-case $STEP_TIMEOUT in
+# STEPS_TIMEOUT: how long the python steps (py_run) may run together, in
+# whole seconds, within the hook's 5m: a slow volume's skills sync may take
+# most of it.
+STEPS_TIMEOUT=${HERMES_SETUP_STEPS_TIMEOUT:-240}
+case $STEPS_TIMEOUT in
 '' | *[!0-9]* | 0*)
-	say "warning: HERMES_SETUP_STEP_TIMEOUT=$STEP_TIMEOUT is not a number of seconds: 60 taken"
-	STEP_TIMEOUT=60
+	say "warning: HERMES_SETUP_STEPS_TIMEOUT=$STEPS_TIMEOUT is not a number of seconds: 240 taken"
+	STEPS_TIMEOUT=240
 	;;
 esac
 
@@ -648,6 +675,7 @@ py_module() {
 # that is not the reconcile (hinit's own): each profile's git credentials
 # from the GITHUB_TOKEN of its .env (03-provision-git-credentials).
 python_steps() {
+	steps_end=$(($(date +%s) + STEPS_TIMEOUT))
 	[ "${HERMES_SKIP_CONFIG_MIGRATION:-}" = 1 ] || py_step scripts/docker_config_migrate.py "config migration"
 	auth_bootstrap
 	p=$HERMES_HOME/auth.json

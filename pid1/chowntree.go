@@ -11,23 +11,29 @@ import (
 	"hinit/asuser"
 )
 
-const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-top] [-from-uid N] UID[:GID] DIR"
+const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-top] [-from-uid N | -from-root] UID[:GID] DIR"
 
 // chownTree is `hinit chown-tree`, the image's setup's recursive chown
 // (docker/hermes-setup.sh): DIR and everything under it that is not
 // UID:GID's (with -from-uid, everything of uid N) becomes UID:GID's, never
 // through a symlink, whatever the tree's owner renames meanwhile
-// (asuser.ChownTree); with -top, DIR alone. An entry with other hard links is left alone, said
+// (asuser.ChownTree); with -top, DIR alone. With -from-root, what root
+// owns, and what UID owns in another group, becomes UID:GID's, and the dirs
+// of other users are not gone into: the tree is UID's, who may have moved
+// another user's files there, names and all; how many entries of other
+// users were left is said on stdout. An entry with other hard links is left alone, said
 // on stdout ("refusing to change PATH: it has other hard links"); what
 // could not be changed is one line on stderr and exit 1.
 func chownTree(args []string, stdout, stderr io.Writer) int {
-	xdev, top, from := false, false, -1
+	xdev, top, from, fromRoot := false, false, -1, false
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {
 		case args[0] == "-xdev":
 			xdev, args = true, args[1:]
 		case args[0] == "-top":
 			top, args = true, args[1:]
+		case args[0] == "-from-root":
+			fromRoot, args = true, args[1:]
 		case args[0] == "-from-uid" && len(args) > 1:
 			n, err := strconv.Atoi(args[1])
 			if err != nil || n < 0 {
@@ -45,16 +51,34 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	uid, gid, ok := parseOwner(args[0])
-	if !ok || from < 0 && gid < 0 {
+	if !ok || from < 0 && gid < 0 || fromRoot && (from >= 0 || gid < 0) {
 		fmt.Fprintln(stderr, "hinit: "+chownTreeUsage+" (UID:GID unless -from-uid)")
 		return 2
 	}
 	change := func(st *unix.Stat_t) bool { return int(st.Uid) != uid || int(st.Gid) != gid }
-	if from >= 0 {
+	var enter func(st *unix.Stat_t) bool
+	others := 0
+	switch {
+	case from >= 0:
 		change = func(st *unix.Stat_t) bool { return int(st.Uid) == from }
+	case fromRoot:
+		change = func(st *unix.Stat_t) bool {
+			switch int(st.Uid) {
+			case 0:
+				return true
+			case uid:
+				return int(st.Gid) != gid
+			}
+			others++
+			return false
+		}
+		enter = func(st *unix.Stat_t) bool { return st.Uid == 0 || int(st.Uid) == uid }
 	}
-	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, SameDev: xdev, TopOnly: top,
+	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, Enter: enter, SameDev: xdev, TopOnly: top,
 		Refused: func(path string) { fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", path) }})
+	if others > 0 {
+		fmt.Fprintf(stdout, "left %d entries of other users than root and %d in %s as they are, and did not go into their dirs\n", others, uid, args[1])
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "hinit: chown-tree: %v\n", err)
 		return 1

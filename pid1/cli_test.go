@@ -317,3 +317,61 @@ func TestChownTreeVerb(t *testing.T) {
 		t.Errorf("a missing dir: exit %d, want 1", code)
 	}
 }
+
+// hinit chown-tree -from-root: what root owns, and the owner's own entries
+// in another group, become UID:GID's; another user's file is left, and
+// another user's dir is not gone into, though it holds root's file (the
+// tree's owner may have moved both there); stdout says how many were left.
+func TestChownTreeFromRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	dir := t.TempDir()
+	mk := func(p string, isDir bool, uid, gid int) {
+		p = filepath.Join(dir, p)
+		var err error
+		if isDir {
+			err = os.Mkdir(p, 0o755)
+		} else {
+			err = os.WriteFile(p, nil, 0o600)
+		}
+		if err == nil {
+			err = os.Lchown(p, uid, gid)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("rooty", false, 0, 0)
+	mk("regroup", false, 10000, 55)
+	mk("host", true, 1000, 1000)
+	mk("host/rooty", false, 0, 0)
+	mk("hostfile", false, 1000, 1000)
+	mk("sub", true, 0, 0)
+	mk("sub/rooty", false, 0, 0)
+	if err := os.Chown(dir, 10000, 10000); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := chownTree([]string{"-from-root", "10000:10000", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for p, want := range map[string]string{"rooty": "10000:10000", "regroup": "10000:10000", "sub": "10000:10000", "sub/rooty": "10000:10000",
+		"host": "1000:1000", "host/rooty": "0:0", "hostfile": "1000:1000"} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(filepath.Join(dir, p), &st); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%d:%d", st.Uid, st.Gid); got != want {
+			t.Errorf("%s: owner %s, want %s", p, got, want)
+		}
+	}
+	if want := "left 2 entries of other users than root and 10000 in " + dir + " as they are, and did not go into their dirs\n"; out.String() != want {
+		t.Errorf("stdout %q, want %q", out.String(), want)
+	}
+	for _, args := range [][]string{{"-from-root", "5", dir}, {"-from-root", "-from-uid", "3", "5:5", dir}} {
+		if code := chownTree(args, &out, &errb); code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+	}
+}

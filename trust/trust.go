@@ -18,15 +18,14 @@
 // what is judged is what was read, even when a writer swaps a file meanwhile.
 // Symlinks are never objects: readers open with O_NOFOLLOW and refuse them.
 //
-// That holds for a definition held in memory once read (service.yaml: its
-// command, user and workdir are values, and nothing is re-read from its dir
-// when it starts). A definition whose programs are executed later by path
-// (an s6 servicedir's run, finish and log/run, started as DIR/run) is only
-// what was judged if no one else can swap DIR between the read and the
-// start. Whoever may rename entries of the dir holding DIR (the scandir) can
-// rename DIR away and put their own in its place (renameat2
-// RENAME_EXCHANGE), so that dir is one more object for such a definition
-// (AddExecParent): a root-owned one writable by no one else changes nothing;
+// A definition is only what was judged if no one else can swap its dir
+// DIR between the read and the start: an s6 servicedir's run, finish and
+// log/run are executed later by path (DIR/run), and a service.yaml held in
+// memory may still name paths through DIR (a command beside it, a workdir,
+// a PATH entry, a file its program reads). Whoever may rename entries of
+// the dir holding DIR (the scandir) can rename DIR away and put their own
+// in its place (renameat2 RENAME_EXCHANGE), so that dir is one more object
+// for every definition in it (AddExecParent): a root-owned one writable by no one else changes nothing;
 // one owned by a non-root user makes the definition run as that user, who
 // could have swapped it anyway, so that is no escalation. The same holds
 // for every dir of the path above: whoever may put something else at the
@@ -120,8 +119,8 @@ func (j *Judge) AddExecParent(path string, st *unix.Stat_t) {
 
 // AddReplacers records who can put something else at path, an entry of
 // the dir parent (st and pst: their lstat and stat at the time of the
-// read), for a definition whose programs are executed by a path through
-// it (every dir from the scandir up): whoever may rename entries of
+// read), for a definition whose programs or files may be reached by a
+// path through it (every dir from the scandir up): whoever may rename entries of
 // parent. In a sticky dir (/run, /tmp: mode 1777) those are the entry's
 // owner and the dir's, whatever the mode bits say; otherwise the dir's
 // owner, and its group or every user when it is writable by them. A
