@@ -35,18 +35,6 @@ if [ -f "$envpath" ] && [ ! -L "$envpath" ] && p=$(cat "$envpath" 2>/dev/null) &
 	CONTAINER_PATH=$p
 fi
 
-# timeout(1) by its path in root's dirs, for what runs as hermes with the
-# container's PATH (as_hermes): a timeout planted in hermes' dir there
-# would bound nothing. busybox's applet when no dir has a file of that
-# name (busybox sh's command -v says a bare name for an applet).
-TIMEOUT=timeout TIMEOUT_APPLET= # none found: what it bounds fails, with a warning
-for t in /usr/local/bin/timeout /usr/bin/timeout /bin/timeout /usr/local/bin/busybox /usr/bin/busybox /bin/busybox; do
-	[ -f "$t" ] && [ -x "$t" ] || continue
-	TIMEOUT=$t
-	case $t in */busybox) TIMEOUT_APPLET=timeout ;; esac
-	break
-done
-
 HERMES_HOME="${HERMES_HOME:-/opt/data}"
 INSTALL_DIR="${HERMES_INSTALL_DIR:-/opt/hermes}"
 # Dirs hermes expects in its home; created as hermes.
@@ -76,6 +64,32 @@ exec 1>&2
 
 say() { printf '[hermes-setup] %s\n' "$*"; }
 is_root() { [ "$(id -u)" = 0 ]; }
+
+# timeout(1) by its path in root's dirs, for what runs as hermes with the
+# container's PATH (as_hermes): a timeout planted in hermes' dir there
+# would bound nothing. busybox's applet when no dir has a file of that
+# name (busybox sh's command -v says a bare name for an applet). None
+# found: what it would bound runs unbounded, said once (bounded).
+TIMEOUT= TIMEOUT_APPLET=
+for t in /usr/local/bin/timeout /usr/bin/timeout /bin/timeout /usr/local/bin/busybox /usr/bin/busybox /bin/busybox; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	TIMEOUT=$t
+	case $t in */busybox) TIMEOUT_APPLET=timeout ;; esac
+	break
+done
+[ -n "$TIMEOUT" ] || say "warning: no timeout(1) in root's dirs: the steps run as hermes are not bounded"
+
+# bounded SECS CMD...: CMD under timeout(1) for SECS seconds (TERM, then
+# KILL 5 s later), as hermes (as_hermes).
+bounded() {
+	secs=$1
+	shift
+	if [ -n "$TIMEOUT" ]; then
+		as_hermes "$TIMEOUT" ${TIMEOUT_APPLET:+"$TIMEOUT_APPLET"} -k 5 "$secs" "$@"
+	else
+		as_hermes "$@"
+	fi
+}
 
 # valid_id N: digits only, 1-65534 (UID/GID 0 is refused, as stage2 does);
 # at most nine digits, so that test(1) never sees a number it cannot hold.
@@ -335,9 +349,11 @@ chown_tree() {
 # volume's top dir and may rename any entry of it (another user's file to
 # auth.json, a dir to cron). So at a boot that finds the top dir hermes'
 # already, the every-boot trees and TOP_FILES give hermes only what root
-# owns (what docker exec as root writes); another user's file there is
-# left, with a warning. Whole, whatever owns them, only when the top dir
-# was not hermes' (hermes chose no name in it).
+# owns (what docker exec as root writes) and regroup hermes' own; another
+# user's file there is left, and its dir not gone into, with a warning; a
+# file mounted at such a name is the operator's and given as before. Whole,
+# whatever owns them, only when the top dir was not hermes' (hermes chose
+# no name in it).
 fix_ownership() {
 	is_root || return 0
 	no_link "$HERMES_HOME" || return 0
@@ -508,7 +524,7 @@ api_key() {
 # root's write then landed wherever it led; that is status 2.
 edit_env() {
 	if is_root && [ "$(stat -c %u "$env_file")" = "$HUID" ]; then
-		API_SERVER_KEY_NEW=$1 as_hermes "$TIMEOUT" ${TIMEOUT_APPLET:+"$TIMEOUT_APPLET"} 10 /bin/sh -c "$ADD_KEY" sh "$env_file"
+		API_SERVER_KEY_NEW=$1 bounded 10 /bin/sh -c "$ADD_KEY" sh "$env_file"
 		return
 	fi
 	is_root && return 2
@@ -637,7 +653,7 @@ py_run() {
 		say "warning: $what skipped: the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT) are spent"
 		return 0
 	fi
-	as_hermes "$TIMEOUT" ${TIMEOUT_APPLET:+"$TIMEOUT_APPLET"} -k 5 "$left" "$py" "$@" && return 0
+	bounded "$left" "$py" "$@" && return 0
 	if [ $(($(date +%s) - began)) -ge "$left" ]; then
 		say "warning: $what did not finish within the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT): stopped; the boot goes on"
 	else
