@@ -126,9 +126,12 @@ func inDir(dir, path string) string {
 // run, reads as a shell script: a regular file, not empty, not an ELF
 // binary (one for another machine), no NUL byte in its first line (bash's
 // test before it runs such a file: a payload may follow the script).
-// Anything else stays main's exec error: 126, "exec format error".
+// Anything else stays main's exec error: 126, "exec format error". The
+// path may have been swapped since the exec: the open neither waits for a
+// FIFO's writer nor makes a terminal PID 1's (a session leader's)
+// controlling terminal.
 func isScript(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return false
 	}
