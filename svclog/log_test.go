@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -274,5 +275,45 @@ func TestRushesStayBounded(t *testing.T) {
 	closeLog(t, l)
 	if size > rushBytes {
 		t.Fatalf("the stuck console holds %d bytes after 200 ends, want at most %d", size, rushBytes)
+	}
+}
+
+// TestStuckConsoleOfManyLogsStaysBounded: many services flooding a console
+// that takes nothing hold, all together, the pool's limit and one line
+// each, not each its own queue's bound (0.3 MB of PID 1 per service in
+// review, 67 MB for 200 services). Every byte is given back to the pool
+// once the console moves again.
+func TestStuckConsoleOfManyLogsStaysBounded(t *testing.T) {
+	defer func(d time.Duration, p *pool) { stallWait, logPool = d, p }(stallWait, logPool)
+	stallWait = 20 * time.Millisecond
+	logPool = &pool{limit: 256 << 10} // one queue's own bound
+	g := gatedWriter{gate: make(chan struct{})}
+	open := sync.OnceFunc(func() { close(g.gate) })
+	defer open() // a failure must not leave the logs' cleanup waiting on the console
+	const n = 20
+	chunk := strings.Repeat(strings.Repeat("c", 199)+"\n", 300) // 60 KB: within the pipe
+	var logs []*Log
+	for i := range n {
+		l := newLog(t, Options{Name: fmt.Sprintf("s%d", i), Console: g})
+		logs = append(logs, l)
+		for range 8 {
+			fmt.Fprint(l.Writer(), chunk)
+		}
+	}
+	for _, l := range logs {
+		testprog.WaitFor(t, 10*time.Second, "the reader to drop what the stuck console cannot take", func() bool {
+			return l.Lost() > 0
+		})
+	}
+	bound := logPool.limit + n*int64(MaxLine+lineOverhead)
+	if used := logPool.used.Load(); used > bound || used < logPool.limit-int64(MaxLine+lineOverhead) {
+		t.Fatalf("%d services' stuck consoles hold %d bytes; want the pool full and at most %d", n, used, bound)
+	}
+	open()
+	for _, l := range logs {
+		closeLog(t, l)
+	}
+	if used := logPool.used.Load(); used != 0 {
+		t.Fatalf("%d bytes still counted in the pool once every log is closed", used)
 	}
 }

@@ -34,7 +34,7 @@ type output struct {
 }
 
 func newOutput(kind string, w lineWriter, log *slog.Logger) *output {
-	return &output{kind: kind, q: new(queue), w: w, log: log, done: make(chan struct{})}
+	return &output{kind: kind, q: &queue{pool: logPool}, w: w, log: log, done: make(chan struct{})}
 }
 
 // push hands a line to the output; it waits while the output is full but

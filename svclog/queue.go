@@ -2,12 +2,46 @@ package svclog
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // queueBytes bounds the text one output may have waiting or being written:
 // what a slow output can cost in memory, per service.
 const queueBytes = 256 << 10
+
+// poolBytes bounds what every output of every log holds together, past
+// one line each (see pool): the hermes user may run up to services_max
+// services whose lines flood the console they share, each with four
+// retired logs still written to, and their queues' own bounds would then
+// add up to gigabytes of PID 1.
+const poolBytes = 32 << 20
+
+// pool is the budget the queues of every output share: a queue that holds
+// lines takes another only while the pool has room for it, and otherwise
+// waits for its own writer as it does when full (the line is refused once
+// that writer stalls). A queue that holds nothing always takes one line:
+// an output that keeps up never waits on the others', and one that is
+// slow is held back, not starved. So what the queues hold is at most the
+// pool's limit plus one line (MaxLine and its overhead) per output.
+type pool struct {
+	used  atomic.Int64 // cost of the lines queued or being written in all queues
+	limit int64
+}
+
+// logPool is the pool of every output of the process.
+var logPool = &pool{limit: poolBytes}
+
+// fits reports whether c more bytes fit in the pool; a nil pool is
+// unbounded (the tests of one queue's own bounds).
+func (p *pool) fits(c int) bool { return p == nil || p.used.Load()+int64(c) <= p.limit }
+
+// add counts c bytes (negative when released).
+func (p *pool) add(c int) {
+	if p != nil {
+		p.used.Add(int64(c))
+	}
+}
 
 // lineOverhead is what a queued line costs besides its text.
 const lineOverhead = 64
@@ -59,6 +93,7 @@ type queue struct {
 	gaveUp  bool          // push never waits again (giveUp); guarded by mu
 	rushes  int           // rushes not yet calmed: push must not wait while > 0; guarded by mu
 	room    chan struct{} // made by a waiting push, closed by release or rush; guarded by mu
+	pool    *pool         // shared with every other queue; nil in tests of one queue
 }
 
 // push queues l, waiting while the queue is full and its writer is not
@@ -68,17 +103,25 @@ func (q *queue) push(l line) (ok, start bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	c := cost(l)
-	if q.size+c > q.bound() && !q.stalled && !q.gaveUp {
+	if !q.fits(c) && !q.stalled && !q.gaveUp {
 		q.waitRoom(c)
 	}
-	if q.size+c > q.bound() {
+	if !q.fits(c) {
 		q.dropped++
 		return false, false
 	}
 	l.dropped, q.dropped = q.dropped, 0
 	q.lines = append(q.lines, l)
 	q.size += c
+	q.pool.add(c)
 	return true, q.claim()
+}
+
+// fits reports whether a line of cost c may be queued now: within the
+// queue's bound and, unless the queue holds nothing, within the pool's.
+// q.mu is held.
+func (q *queue) fits(c int) bool {
+	return q.size+c <= q.bound() && (q.size == 0 || q.pool.fits(c))
 }
 
 // bound is what the queue may hold: queueBytes, rushBytes during a rush.
@@ -91,13 +134,14 @@ func (q *queue) bound() int {
 }
 
 // waitRoom waits, with q.mu held and released while waiting, until c fits
-// (a rush raises the bound), the queue gives up, or stallWait has passed;
-// then the writer is stalled. The queue is full, so a writer is running
-// (busy) and will release.
+// (a rush raises the bound, a release makes room in the queue and in the
+// pool), the queue gives up, or stallWait has passed; then the writer is
+// stalled. The queue holds lines, so a writer is running (busy) and will
+// release.
 func (q *queue) waitRoom(c int) {
 	timer := time.NewTimer(stallWait)
 	defer timer.Stop()
-	for q.size+c > q.bound() && !q.gaveUp {
+	for !q.fits(c) && !q.gaveUp {
 		if q.room == nil {
 			q.room = make(chan struct{})
 		}
@@ -108,7 +152,7 @@ func (q *queue) waitRoom(c int) {
 			q.mu.Lock()
 		case <-timer.C:
 			q.mu.Lock()
-			if q.size+c > q.bound() {
+			if !q.fits(c) {
 				q.stalled = true
 			}
 			return
@@ -131,6 +175,7 @@ func (q *queue) release(c int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.size -= c
+	q.pool.add(-c)
 	if q.size == 0 {
 		q.stalled = false
 	}

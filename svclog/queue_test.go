@@ -100,3 +100,73 @@ func TestFullQueueWaitsForItsWriter(t *testing.T) {
 		t.Fatal("the line after the rush does not carry the one refused in it")
 	}
 }
+
+// TestPoolBoundsEveryQueue: queues that share a pool take lines only while
+// it has room, each past it by at most one line: a queue that holds
+// nothing always takes one, so an output that keeps up is never starved by
+// the others. A queue waiting on the pool is woken by its own writer's
+// release, and is stalled, as when full, when that writer makes no room.
+func TestPoolBoundsEveryQueue(t *testing.T) {
+	defer func(d time.Duration) { stallWait = d }(stallWait)
+	stallWait = 20 * time.Millisecond
+	l := line{text: make([]byte, 1000)}
+	c := cost(l)
+	p := &pool{limit: 64 << 10} // well within one queue's own bound
+	a, b := &queue{pool: p}, &queue{pool: p}
+	fit := int(p.limit) / c
+	for i := range fit {
+		if ok, _ := a.push(l); !ok {
+			t.Fatalf("line %d of %d refused within the pool", i+1, fit)
+		}
+	}
+	if ok, _ := a.push(l); ok || !a.stalled {
+		t.Fatalf("push past the pool into a queue whose writer released nothing: ok %v, stalled %v; want refused, stalled", ok, a.stalled)
+	}
+	if ok, _ := b.push(l); !ok {
+		t.Fatal("an empty queue refused its first line while the pool is full; want one line always taken")
+	}
+	if ok, _ := b.push(l); ok {
+		t.Fatal("a queue holding a line took another past the full pool")
+	}
+	if got, want := p.used.Load(), int64((fit+1)*c); got != want {
+		t.Fatalf("pool holds %d bytes, want %d (a's %d lines and b's one)", got, want, fit)
+	}
+
+	// b's writer catches up (it was stalled, holding its one line): b
+	// takes lines again, one past the still full pool, and waits for its
+	// writer, not for a, to take the next.
+	b.take()
+	b.release(c)
+	if b.stalled {
+		t.Fatal("b still stalled once its writer holds nothing")
+	}
+	stallWait = time.Hour // only b's release may end the wait
+	if ok, _ := b.push(l); !ok {
+		t.Fatal("b refused a line while holding nothing")
+	}
+	pushed := make(chan bool, 1)
+	go func() {
+		ok, _ := b.push(l)
+		pushed <- ok
+	}()
+	testprog.WaitFor(t, 10*time.Second, "b's push to wait for room in the pool", func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.room != nil
+	})
+	b.take()
+	b.release(c)
+	select {
+	case ok := <-pushed:
+		if !ok {
+			t.Fatal("b's waiting push refused after its writer released everything")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's own release did not wake its push waiting on the pool")
+	}
+	batch, _, _, _ := a.take()
+	a.release(len(batch) * c)
+	if got := p.used.Load(); got != int64(c) {
+		t.Fatalf("pool holds %d bytes once a's writer released everything, want %d (b's line)", got, c)
+	}
+}
