@@ -24,8 +24,11 @@ set -eu
 # volume, ahead of /usr/bin: a program planted there as `id`, `tr` or
 # `s6-setuidgid` would run as root at the next boot. (hinit gives a root
 # hook only the dirs of PATH only root can change; this hook does not rely
-# on it.) The steps that run as hermes get the container's whole PATH back
-# (as_hermes), as the environment dir holds it.
+# on it.) What the hook runs as hermes (mkdir, cp, chmod, sh) is looked up
+# in root's dirs too: one hermes planted there would run as hermes only,
+# but could hang, and hold every boot until the hook's own timeout stops
+# the container. Only hermes' python steps get the container's whole PATH
+# back (py_run), as the environment dir holds it: hermes' code runs there.
 PATH_ROOT=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 CONTAINER_PATH=${PATH:-$PATH_ROOT}
 PATH=$PATH_ROOT
@@ -279,14 +282,16 @@ seed_dir() {
 
 # seed_file SRC REL: copies SRC to $HERMES_HOME/REL, as hermes' and
 # writable by hermes (the image's SOUL.md is 0444), when SRC exists and REL
-# does not.
+# does not. As hermes: a symlink put at REL meanwhile leads nowhere root may
+# write. Bounded: a FIFO put there meanwhile (by a hermes process of
+# another container on the volume) holds cp's open until timeout(1) ends
+# it, not the boot until the hook's own timeout stops the container.
 seed_file() {
 	d=$HERMES_HOME/$2
 	[ -f "$1" ] || return 0
 	no_link "$d" || return 0
 	[ -e "$d" ] && return 0
-	# as hermes: a symlink put at $d meanwhile leads nowhere root may write
-	as_hermes sh -c 'cp "$1" "$2" && chmod u+rw "$2"' sh "$1" "$d" 2>/dev/null || say "warning: cannot seed $d"
+	{ bounded 10 cp "$1" "$d" && bounded 10 chmod u+rw "$d"; } 2>/dev/null || say "warning: cannot seed $d"
 }
 
 # not_hermes PATH: something in the tree PATH is not hermes:hermes.
@@ -485,7 +490,7 @@ api_key() {
 	# scheduled cron fire through it was lost.
 	if [ -z "${API_SERVER_KEY:-}" ] && [ ! -e "$env_file" ] && [ ! -L "$env_file" ] && no_link "$env_file"; then
 		# shellcheck disable=SC2016 # expanded by the inner sh
-		as_hermes sh -c 'umask 077 && set -C && : >"$1"' sh "$env_file" 2>/dev/null || say "warning: cannot create $env_file"
+		bounded 10 sh -c 'umask 077 && set -C && : >"$1"' sh "$env_file" 2>/dev/null || say "warning: cannot create $env_file"
 	fi
 	top_file "$env_file" || return 0
 	shared "$env_file" && return 0
@@ -580,13 +585,14 @@ stale_stamp() {
 # auth.json already there (rotated tokens) is never replaced. It is
 # created by hermes, mode 0600 from its first byte, and never through a
 # symlink; the secret goes through the environment, never a command line.
+# Bounded, as seed_file is: set -C does not refuse a FIFO.
 auth_bootstrap() {
 	[ -n "${HERMES_AUTH_JSON_BOOTSTRAP:-}" ] || return 0
 	p=$HERMES_HOME/auth.json
 	[ -e "$p" ] || [ -L "$p" ] && return 0
 	no_link "$p" || return 0
 	# shellcheck disable=SC2016 # expanded by the inner sh
-	as_hermes sh -c 'umask 077 && set -C && printf %s "$HERMES_AUTH_JSON_BOOTSTRAP" >"$1"' sh "$p" || :
+	bounded 10 sh -c 'umask 077 && set -C && printf %s "$HERMES_AUTH_JSON_BOOTSTRAP" >"$1"' sh "$p" || :
 	if [ -f "$p" ]; then say "wrote $p from HERMES_AUTH_JSON_BOOTSTRAP"; else say "warning: cannot write $p"; fi
 }
 
@@ -616,17 +622,17 @@ browser_path() {
 	fi
 }
 
-# as_hermes CMD...: runs CMD as hermes, its groups included, with the
-# container's PATH: through the image's s6-setuidgid (hsvc's, the account
-# as hinit starts it), else setpriv of util-linux, each found in root's
-# PATH.
+# as_hermes CMD...: runs CMD as hermes, its groups included, with root's
+# PATH (CMD is looked up there), or the container's while py_run sets
+# step_path: through the image's s6-setuidgid (hsvc's, the account as hinit
+# starts it), else setpriv of util-linux, each found in root's PATH.
 as_hermes() {
 	if ! is_root; then
-		PATH=$CONTAINER_PATH "$@"
+		PATH=${step_path:-$PATH_ROOT} "$@"
 	elif switch=$(command -v s6-setuidgid); then
-		HOME=$HERMES_HOME PATH=$CONTAINER_PATH "$switch" hermes "$@"
+		HOME=$HERMES_HOME PATH=${step_path:-$PATH_ROOT} "$switch" hermes "$@"
 	elif switch=$(command -v setpriv) && "$switch" --help 2>&1 | grep -q -- --reuid; then
-		HOME=$HERMES_HOME PATH=$CONTAINER_PATH "$switch" --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
+		HOME=$HERMES_HOME PATH=${step_path:-$PATH_ROOT} "$switch" --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
 	else
 		say "warning: no s6-setuidgid nor setpriv --reuid here; skipped: $1"
 		return 1
@@ -653,7 +659,12 @@ py_run() {
 		say "warning: $what skipped: the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT) are spent"
 		return 0
 	fi
-	bounded "$left" "$py" "$@" && return 0
+	step_path=$CONTAINER_PATH
+	if bounded "$left" "$py" "$@"; then
+		step_path=
+		return 0
+	fi
+	step_path=
 	if [ $(($(date +%s) - began)) -ge "$left" ]; then
 		say "warning: $what did not finish within the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT): stopped; the boot goes on"
 	else
