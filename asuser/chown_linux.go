@@ -36,8 +36,8 @@ type Tree struct {
 // the tree may be its owner's, made as deep as it likes.
 const MaxTreeDepth = 1024
 
-// ChownTree gives the tree at path (path included) to t's owner, entry by
-// entry as t.Change says, never through a symlink and whatever is renamed
+// ChownTree gives the tree at path (path included; a file alone when path
+// is no dir) to t's owner, entry by entry as t.Change says, never through a symlink and whatever is renamed
 // or swapped in the tree meanwhile: path is opened a dir at a time without
 // following a symlink anywhere on it, each dir below from its parent's descriptor
 // (O_NOFOLLOW), and each entry is changed through a descriptor of its own
@@ -55,6 +55,16 @@ func ChownTree(path string, t Tree) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	fd, err := openat(pfd, filepath.Base(path), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err == unix.ENOTDIR {
+		// A file: judged and changed through a descriptor of its own, as
+		// an entry of a tree is (its owner may swap another file in at
+		// that name between a stat and a chown of the path).
+		w := treeWalk{Tree: t}
+		w.SameDev = false
+		w.entry(pfd, path, filepath.Base(path), 0)
+		unix.Close(pfd)
+		return w.first
+	}
 	unix.Close(pfd)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -324,7 +324,7 @@ give_tree() {
 	chown_tree "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
 }
 
-# chown_tree [-xdev] [-from-uid N | -from-root] UID[:GID] DIR: hinit chown-tree, the
+# chown_tree [-xdev] [-from-uid N | -from-root] UID[:GID] PATH: hinit chown-tree, the
 # recursive chown that holds each dir open and changes each entry through a
 # descriptor of its own: a path walk (find -exec chown -h DIR/SUB/FILE)
 # follows a dir that a hermes process of another container on the volume
@@ -380,17 +380,18 @@ fix_ownership() {
 		no_link "$p" || continue
 		[ -f "$p" ] || continue
 		shared "$p" && continue
-		case $whose:$(stat -c %u "$p") in
-		root:0 | root:"$HUID" | :*) ;;
-		*)
-			# a file mounted there is the operator's: no rename put it there
-			if ! mounted "$p"; then
-				say "warning: $p is uid $(stat -c %u "$p")'s, not root's nor hermes': left as it is (hermes may have renamed it there; give it to hermes where it comes from)"
-				continue
-			fi
-			;;
-		esac
-		own "$p" || say "warning: cannot chown $p"
+		# A file mounted there is the operator's, and a mount point cannot
+		# be renamed: given whole, as is any at a boot that found the top
+		# dir another's (hermes chose no name in it). Else only root's, or
+		# hermes' of another group, judged and changed through one
+		# descriptor (chown_tree): a hermes process of another container on
+		# the volume may swap another user's file in at this name between a
+		# stat and a chown of the path.
+		if [ -z "$whose" ] || mounted "$p"; then
+			own "$p" || say "warning: cannot chown $p"
+		else
+			chown_tree -from-root "$HUID:$HGID" "$p" || say "warning: cannot chown $p"
+		fi
 		case $(stat -c %A "$p") in ?rw*) ;; *) as_hermes chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac
 	done
 }

@@ -11,19 +11,21 @@ import (
 	"hinit/asuser"
 )
 
-const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-top] [-from-uid N | -from-root] UID[:GID] DIR"
+const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-top] [-from-uid N | -from-root] UID[:GID] PATH"
 
 // chownTree is `hinit chown-tree`, the image's setup's recursive chown
-// (docker/hermes-setup.sh): DIR and everything under it that is not
+// (docker/hermes-setup.sh): PATH and everything under it that is not
 // UID:GID's (with -from-uid, everything of uid N) becomes UID:GID's, never
 // through a symlink, whatever the tree's owner renames meanwhile
-// (asuser.ChownTree); with -top, DIR alone. With -from-root, what root
-// owns, and what UID owns in another group, becomes UID:GID's, and the dirs
-// of other users are not gone into: the tree is UID's, who may have moved
-// another user's files there, names and all; how many entries of other
-// users were left is said on stdout. An entry with other hard links is left alone, said
-// on stdout ("refusing to change PATH: it has other hard links"); what
-// could not be changed is one line on stderr and exit 1.
+// (asuser.ChownTree); with -top, a dir PATH alone. A PATH that is no dir is
+// that file alone, judged and changed through its own descriptor. With
+// -from-root, what root owns, and what UID owns in another group, becomes
+// UID:GID's, and the dirs of other users are not gone into: the tree is
+// UID's, who may have moved another user's files there, names and all;
+// what of other users was left is said on stdout. An entry with other hard
+// links is left alone, said on stdout ("refusing to change PATH: it has
+// other hard links"); what could not be changed is one line on stderr and
+// exit 1.
 func chownTree(args []string, stdout, stderr io.Writer) int {
 	xdev, top, from, fromRoot := false, false, -1, false
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -57,17 +59,22 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 	}
 	change := func(st *unix.Stat_t) bool { return int(st.Uid) != uid || int(st.Gid) != gid }
 	var enter func(st *unix.Stat_t) bool
-	others := 0
+	others, seen := 0, 0
+	var other unix.Stat_t // the first entry of another user
 	switch {
 	case from >= 0:
 		change = func(st *unix.Stat_t) bool { return int(st.Uid) == from }
 	case fromRoot:
 		change = func(st *unix.Stat_t) bool {
+			seen++
 			switch int(st.Uid) {
 			case 0:
 				return true
 			case uid:
 				return int(st.Gid) != gid
+			}
+			if others == 0 {
+				other = *st
 			}
 			others++
 			return false
@@ -76,7 +83,10 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 	}
 	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, Enter: enter, SameDev: xdev, TopOnly: top,
 		Refused: func(path string) { fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", path) }})
-	if others > 0 {
+	switch {
+	case seen == 1 && others == 1 && other.Mode&unix.S_IFMT != unix.S_IFDIR: // PATH, a file
+		fmt.Fprintf(stdout, "left %s as it is: uid %d's, not root's nor %d's\n", args[1], other.Uid, uid)
+	case others > 0:
 		fmt.Fprintf(stdout, "left %d entries of other users than root and %d in %s as they are, and did not go into their dirs\n", others, uid, args[1])
 	}
 	if err != nil {

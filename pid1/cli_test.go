@@ -375,3 +375,55 @@ func TestChownTreeFromRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestChownTreeFile: a PATH that is no dir is that file alone, judged and
+// changed through its own descriptor (the setup hook's top-level files,
+// whose names a hermes process may swap between a stat and a chown of the
+// path); with -from-root another user's file is left, said on stdout, and
+// a file with other hard links is refused.
+func TestChownTreeFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name       string
+		uid, gid   int
+		links      bool
+		args       []string
+		want, sout string
+	}{
+		{"rooty", 0, 0, false, []string{"-from-root", "10000:10000"}, "10000:10000", ""},
+		{"regroup", 10000, 55, false, []string{"-from-root", "10000:10000"}, "10000:10000", ""},
+		{"hostfile", 1000, 1000, false, []string{"-from-root", "10000:10000"}, "1000:1000", "left DIR/hostfile as it is: uid 1000's, not root's nor 10000's\n"},
+		{"anyone", 1000, 1000, false, []string{"10000:10000"}, "10000:10000", ""},
+		{"linked", 0, 0, true, []string{"-from-root", "10000:10000"}, "0:0", "refusing to change DIR/linked: it has other hard links\n"},
+	} {
+		p := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(p, tt.uid, tt.gid); err != nil {
+			t.Fatal(err)
+		}
+		if tt.links {
+			if err := os.Link(p, p+".2"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out, errb bytes.Buffer
+		if code := chownTree(append(tt.args, p), &out, &errb); code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.name, code, errb.String())
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%d:%d", st.Uid, st.Gid); got != tt.want {
+			t.Errorf("%s: owner %s, want %s", tt.name, got, tt.want)
+		}
+		if want := strings.ReplaceAll(tt.sout, "DIR", dir); out.String() != want {
+			t.Errorf("%s: stdout %q, want %q", tt.name, out.String(), want)
+		}
+	}
+}

@@ -23,7 +23,7 @@ var Version = "dev"
 const usage = `usage: hinit [OPTIONS] [--] [CMD [ARGS...]]
        hinit check-config [FILE]
        hinit with-contenv CMD [ARGS...]   (also as with-contenv)
-       hinit chown-tree [-xdev] [-top] [-from-uid N] UID[:GID] DIR   (the image's setup)
+       hinit chown-tree [-xdev] [-top] [-from-uid N | -from-root] UID[:GID] PATH   (the image's setup)
        hinit --version | --help
 
 As PID 1 every argument is the CMD's (options only when a "--" ends
