@@ -119,6 +119,11 @@ func readSmall(dfd int, name, path string, judge *trust.Judge) (string, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxSmall {
 		return "", fmt.Errorf("%s/%s: not a regular file of at most %d bytes", path, name, maxSmall)
 	}
+	// A hard link may be to another user's file that root may read and
+	// the dir's owner may not; what a bad value says quotes it back.
+	if st.Nlink > 1 {
+		return "", fmt.Errorf("%s/%s: it has other hard links; s6 dirs in the scandir hold their own files", path, name)
+	}
 	judge.Add(path+"/"+name, &st)
 	buf := make([]byte, maxSmall+1)
 	n, err := unix.Read(fd, buf)

@@ -95,6 +95,10 @@ func TestReadRefuses(t *testing.T) {
 		{"notification-fd past 1023", func(dir string) { write(t, dir+"/notification-fd", "500000\n", 0o644) }, "not a number in 3..1023"},
 		{"huge timeout-finish", func(dir string) { write(t, dir+"/timeout-finish", strings.Repeat("9", 100), 0o644) }, "not a regular file of at most"},
 		{"unknown down-signal", func(dir string) { write(t, dir+"/down-signal", "SIGNOPE", 0o644) }, "unknown signal"},
+		{"notification-fd hard-linked", func(dir string) {
+			write(t, dir+"/fd", "3\n", 0o644)
+			os.Link(dir+"/fd", dir+"/notification-fd")
+		}, "other hard links"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := hermesDir(t)

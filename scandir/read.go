@@ -132,6 +132,9 @@ func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrNotRegular)
 	}
 	judge.Add(path, &st)
+	if st.Nlink > 1 {
+		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrLinked)
+	}
 	if st.Size > MaxYAMLSize {
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrTooLarge)
 	}

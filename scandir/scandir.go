@@ -71,6 +71,11 @@ var (
 	// ErrNotRegular is set in Entry.Err when service.yaml is a symlink, a
 	// FIFO, a dir or anything but a regular file. It is never followed.
 	ErrNotRegular = errors.New("scandir: service.yaml is not a regular file")
+	// ErrLinked is set in Entry.Err when service.yaml has other hard
+	// links: it may be another user's file that root may read and the
+	// dir's owner may not, and a parse error quotes what it read. It is
+	// not read.
+	ErrLinked = errors.New("scandir: service.yaml has other hard links")
 	// ErrScandirGone is returned by Run when the scandir itself is deleted
 	// or moved: nothing more can be watched.
 	ErrScandirGone = errors.New("scandir: scandir was removed or moved")
@@ -94,7 +99,7 @@ type Entry struct {
 	YAML    []byte    // content of service.yaml; nil when Err is set
 	ModTime time.Time // of service.yaml
 	// Err says why service.yaml could not be read (ErrTooLarge,
-	// ErrNotRegular, an I/O error), why an s6 dir's files could not (a
+	// ErrNotRegular, ErrLinked, an I/O error), why an s6 dir's files could not (a
 	// bad notification-fd...), or why the trust rule refused, for the
 	// supervisor to show in status as it is: its text names the file at
 	// fault, and is at most errcap.Max bytes.

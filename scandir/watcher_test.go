@@ -262,6 +262,10 @@ func TestServiceYAMLProblemsAreReportedInEntry(t *testing.T) {
 		{"directory", func(t *testing.T, path string) {
 			must(t, os.Mkdir(path, 0o755))
 		}, ErrNotRegular},
+		{"hard link", func(t *testing.T, path string) {
+			must(t, os.WriteFile(path+".other", []byte(yamlA), 0o600))
+			must(t, os.Link(path+".other", path))
+		}, ErrLinked},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
