@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/asuser"
 )
 
@@ -65,12 +67,19 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) 
 	if err := os.MkdirAll(dir, perm); err != nil {
 		return err
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
+	// Mode and owner are judged and set through one descriptor, never
+	// through a symlink put at dir meanwhile.
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 		return fmt.Errorf("%s: not a directory", dir)
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", dir, err)
 	}
 	// After a docker restart without a tmpfs, the scandir holds whatever
 	// the hermes user left there: any number of entries, trees of any
@@ -84,14 +93,15 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) 
 			return err
 		}
 	}
-	if fi.Mode().Perm() != perm {
-		if err := os.Chmod(dir, perm); err != nil {
-			return err
+	if os.FileMode(st.Mode)&os.ModePerm != perm {
+		if err := unix.Fchmod(fd, uint32(perm)); err != nil {
+			return fmt.Errorf("chmod %s: %w", dir, err)
 		}
 	}
-	st := fi.Sys().(*syscall.Stat_t)
 	if uid >= 0 && (int(st.Uid) != uid || int(st.Gid) != gid) {
-		return os.Lchown(dir, uid, gid)
+		if err := unix.Fchown(fd, uid, gid); err != nil {
+			return fmt.Errorf("chown %s: %w", dir, err)
+		}
 	}
 	return nil
 }
