@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"hinit/asuser"
 )
 
@@ -67,19 +65,12 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) 
 	if err := os.MkdirAll(dir, perm); err != nil {
 		return err
 	}
-	// Mode and owner are judged and set through one descriptor, never
-	// through a symlink put at dir meanwhile.
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-		return fmt.Errorf("%s: not a directory", dir)
-	}
+	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", dir, err)
+		return err
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", dir, err)
+	if !fi.IsDir() {
+		return fmt.Errorf("%s: not a directory", dir)
 	}
 	// After a docker restart without a tmpfs, the scandir holds whatever
 	// the hermes user left there: any number of entries, trees of any
@@ -93,15 +84,14 @@ func emptyDir(dir string, perm os.FileMode, uid, gid int, as func(func() error) 
 			return err
 		}
 	}
-	if os.FileMode(st.Mode)&os.ModePerm != perm {
-		if err := unix.Fchmod(fd, uint32(perm)); err != nil {
-			return fmt.Errorf("chmod %s: %w", dir, err)
+	if fi.Mode().Perm() != perm {
+		if err := os.Chmod(dir, perm); err != nil {
+			return err
 		}
 	}
+	st := fi.Sys().(*syscall.Stat_t)
 	if uid >= 0 && (int(st.Uid) != uid || int(st.Gid) != gid) {
-		if err := unix.Fchown(fd, uid, gid); err != nil {
-			return fmt.Errorf("chown %s: %w", dir, err)
-		}
+		return os.Lchown(dir, uid, gid)
 	}
 	return nil
 }
