@@ -98,10 +98,10 @@ func New(opts Options) (*Log, error) {
 	l := &Log{opts: opts, r: r, w: w, done: make(chan struct{})}
 	log := opts.Logger.With("svc", opts.Name)
 	if opts.Dir != "" {
-		l.outs = append(l.outs, newOutput("file", newFileWriter(opts, log), log))
+		l.outs = append(l.outs, newOutput("file", newFileWriter(opts, log), filePool, log))
 	}
 	if opts.Console != nil {
-		l.outs = append(l.outs, newOutput("console", consoleWriter{opts.Console, "[" + opts.Name + "] "}, log))
+		l.outs = append(l.outs, newOutput("console", consoleWriter{opts.Console, "[" + opts.Name + "] "}, consolePool, log))
 	}
 	go l.run(log)
 	return l, nil
@@ -153,10 +153,10 @@ const endLineWait = 100 * time.Millisecond
 // without its newline is written as a line of its own, now rather than when
 // the pipe closes, and never joined to the next instance's first line. It
 // returns once that is done, or after endLineWait. (The reader goes past a
-// full output's bound for it, but past twice the bound it waits for an
-// output that moves: no line is lost, and the flush may come after
-// EndLine returns, joined to the next instance's first line if that one is
-// read before it.)
+// full output's bound for it, but past twice the bound, or while the pool
+// of the output's kind is full, it waits for an output that moves: no line
+// is lost, and the flush may come after EndLine returns, joined to the
+// next instance's first line if that one is read before it.)
 func (l *Log) EndLine() {
 	c := make(chan struct{})
 	l.mu.Lock()

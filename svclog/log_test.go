@@ -281,12 +281,13 @@ func TestRushesStayBounded(t *testing.T) {
 // TestStuckConsoleOfManyLogsStaysBounded: many services flooding a console
 // that takes nothing hold, all together, the pool's limit and one line
 // each, not each its own queue's bound (0.3 MB of PID 1 per service in
-// review, 67 MB for 200 services). Every byte is given back to the pool
-// once the console moves again.
+// review, 67 MB for 200 services). Their log files, in a pool of their
+// own, get every line meanwhile. Every byte is given back to the pool once
+// the console moves again.
 func TestStuckConsoleOfManyLogsStaysBounded(t *testing.T) {
-	defer func(d time.Duration, p *pool) { stallWait, logPool = d, p }(stallWait, logPool)
+	defer func(d time.Duration, p *pool) { stallWait, consolePool = d, p }(stallWait, consolePool)
 	stallWait = 20 * time.Millisecond
-	logPool = &pool{limit: 256 << 10} // one queue's own bound
+	consolePool = &pool{limit: 256 << 10} // one queue's own bound
 	g := gatedWriter{gate: make(chan struct{})}
 	open := sync.OnceFunc(func() { close(g.gate) })
 	defer open() // a failure must not leave the logs' cleanup waiting on the console
@@ -294,7 +295,7 @@ func TestStuckConsoleOfManyLogsStaysBounded(t *testing.T) {
 	chunk := strings.Repeat(strings.Repeat("c", 199)+"\n", 300) // 60 KB: within the pipe
 	var logs []*Log
 	for i := range n {
-		l := newLog(t, Options{Name: fmt.Sprintf("s%d", i), Console: g})
+		l := newLog(t, Options{Name: fmt.Sprintf("s%d", i), Dir: t.TempDir(), Console: g})
 		logs = append(logs, l)
 		for range 8 {
 			fmt.Fprint(l.Writer(), chunk)
@@ -305,15 +306,18 @@ func TestStuckConsoleOfManyLogsStaysBounded(t *testing.T) {
 			return l.Lost() > 0
 		})
 	}
-	bound := logPool.limit + n*int64(MaxLine+lineOverhead)
-	if used := logPool.used.Load(); used > bound || used < logPool.limit-int64(MaxLine+lineOverhead) {
+	bound := consolePool.limit + n*int64(MaxLine+lineOverhead)
+	if used := consolePool.used.Load(); used > bound || used < consolePool.limit-int64(MaxLine+lineOverhead) {
 		t.Fatalf("%d services' stuck consoles hold %d bytes; want the pool full and at most %d", n, used, bound)
 	}
 	open()
 	for _, l := range logs {
 		closeLog(t, l)
+		if n, lost := len(readEntries(t, l.Path())), l.outs[0].lost.Load(); n != 8*300 || lost != 0 {
+			t.Errorf("%s: %d lines in the log file, %d lost; want %d, none lost", l.opts.Name, n, lost, 8*300)
+		}
 	}
-	if used := logPool.used.Load(); used != 0 {
+	if used := consolePool.used.Load(); used != 0 {
 		t.Fatalf("%d bytes still counted in the pool once every log is closed", used)
 	}
 }

@@ -33,8 +33,10 @@ type output struct {
 	reason  string
 }
 
-func newOutput(kind string, w lineWriter, log *slog.Logger) *output {
-	return &output{kind: kind, q: &queue{pool: logPool}, w: w, log: log, done: make(chan struct{})}
+// newOutput makes an output whose queue draws on p (nil: its own bounds
+// only).
+func newOutput(kind string, w lineWriter, p *pool, log *slog.Logger) *output {
+	return &output{kind: kind, q: &queue{pool: p}, w: w, log: log, done: make(chan struct{})}
 }
 
 // push hands a line to the output; it waits while the output is full but

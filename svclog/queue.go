@@ -10,27 +10,35 @@ import (
 // what a slow output can cost in memory, per service.
 const queueBytes = 256 << 10
 
-// poolBytes bounds what every output of every log holds together, past
-// one line each (see pool): the hermes user may run up to services_max
-// services whose lines flood the console they share, each with four
-// retired logs still written to, and their queues' own bounds would then
-// add up to gigabytes of PID 1.
+// poolBytes bounds what the outputs of one kind, of every log, hold
+// together, past one line each (see pool): the hermes user may run up to
+// services_max services whose lines flood the console they share, each
+// with four retired logs still written to, and their queues' own bounds
+// would then add up to gigabytes of PID 1.
 const poolBytes = 32 << 20
 
-// pool is the budget the queues of every output share: a queue that holds
-// lines takes another only while the pool has room for it, and otherwise
-// waits for its own writer as it does when full (the line is refused once
-// that writer stalls). A queue that holds nothing always takes one line:
-// an output that keeps up never waits on the others', and one that is
-// slow is held back, not starved. So what the queues hold is at most the
-// pool's limit plus one line (MaxLine and its overhead) per output.
+// pool is the budget the queues of one kind of output share: a queue that
+// holds lines takes another only while the pool has room for it, and
+// otherwise waits for its own writer as it does when full (the line is
+// refused once that writer stalls). A queue that holds nothing always
+// takes one line: an output that keeps up never waits on the others', and
+// one that is slow is held back, not starved. So what the queues hold is
+// at most the pool's limit plus one line (MaxLine and its overhead) per
+// output.
 type pool struct {
 	used  atomic.Int64 // cost of the lines queued or being written in all queues
 	limit int64
 }
 
-// logPool is the pool of every output of the process.
-var logPool = &pool{limit: poolBytes}
+// The pools of the process: the services' console copies (one console,
+// slow for all at once, which any service may flood) and their log files
+// (one volume, which may hang for all at once), apart, so that a flood of
+// the console never holds the files back. hinit's own stderr (Stream) has
+// none: its lines must not wait on the services'.
+var (
+	consolePool = &pool{limit: poolBytes}
+	filePool    = &pool{limit: poolBytes}
+)
 
 // fits reports whether c more bytes fit in the pool; a nil pool is
 // unbounded (the tests of one queue's own bounds).
@@ -91,7 +99,7 @@ type queue struct {
 	busy    bool          // a writer is running, guarded by mu
 	stalled bool          // the writer made no room for stallWait; cleared once it holds nothing; guarded by mu
 	gaveUp  bool          // push never waits again (giveUp); guarded by mu
-	rushes  int           // rushes not yet calmed: push must not wait while > 0; guarded by mu
+	rushes  int           // rushes not yet calmed: push waits only on the pool while > 0; guarded by mu
 	room    chan struct{} // made by a waiting push, closed by release or rush; guarded by mu
 	pool    *pool         // shared with every other queue; nil in tests of one queue
 }

@@ -27,7 +27,7 @@ type Stream struct {
 
 // NewStream writes to w, one Write per line.
 func NewStream(w io.Writer) *Stream {
-	return &Stream{o: newOutput("stderr", consoleWriter{w: w}, slog.New(slog.DiscardHandler))}
+	return &Stream{o: newOutput("stderr", consoleWriter{w: w}, nil, slog.New(slog.DiscardHandler))}
 }
 
 // Write queues the lines of p; a last line without a newline is a line.
