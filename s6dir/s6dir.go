@@ -119,10 +119,14 @@ func readSmall(dfd int, name, path string, judge *trust.Judge) (string, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxSmall {
 		return "", fmt.Errorf("%s/%s: not a regular file of at most %d bytes", path, name, maxSmall)
 	}
-	// A hard link may be to another user's file that root may read and
-	// the dir's owner may not; what a bad value says quotes it back.
+	// A hard link its dir's owner made to another user's file, root's
+	// say, that root may read and the owner may not: what a bad value
+	// says quotes it back.
 	if st.Nlink > 1 {
-		return "", fmt.Errorf("%s/%s: it has other hard links; s6 dirs in the scandir hold their own files", path, name)
+		var dst unix.Stat_t
+		if err := unix.Fstat(dfd, &dst); err != nil || dst.Uid != st.Uid {
+			return "", fmt.Errorf("%s/%s: it has other hard links and another owner than its dir", path, name)
+		}
 	}
 	judge.Add(path+"/"+name, &st)
 	buf := make([]byte, maxSmall+1)

@@ -132,7 +132,7 @@ func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrNotRegular)
 	}
 	judge.Add(path, &st)
-	if st.Nlink > 1 {
+	if linkedIn(dfd, &st) {
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrLinked)
 	}
 	if st.Size > MaxYAMLSize {
@@ -146,4 +146,17 @@ func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrTooLarge)
 	}
 	return b, mtime, nil
+}
+
+// linkedIn reports whether a file of the dir dfd, as st shows it, has
+// other hard links and another owner than the dir: a link its owner made
+// to someone else's file, root's read it, which root reads and quotes back
+// in errors. (The owner's own file linked twice, root's in root's dir, is
+// read.) A dir that cannot be stat'ed counts as another owner.
+func linkedIn(dfd int, st *unix.Stat_t) bool {
+	if st.Nlink <= 1 {
+		return false
+	}
+	var dst unix.Stat_t
+	return unix.Fstat(dfd, &dst) != nil || dst.Uid != st.Uid
 }

@@ -72,10 +72,10 @@ var (
 	// FIFO, a dir or anything but a regular file. It is never followed.
 	ErrNotRegular = errors.New("scandir: service.yaml is not a regular file")
 	// ErrLinked is set in Entry.Err when service.yaml has other hard
-	// links: it may be another user's file that root may read and the
-	// dir's owner may not, and a parse error quotes what it read. It is
-	// not read.
-	ErrLinked = errors.New("scandir: service.yaml has other hard links")
+	// links and another owner than its dir: it may be a file root may
+	// read and the dir's owner may not, and a parse error quotes what it
+	// read. It is not read.
+	ErrLinked = errors.New("scandir: service.yaml has other hard links and another owner than its dir")
 	// ErrScandirGone is returned by Run when the scandir itself is deleted
 	// or moved: nothing more can be watched.
 	ErrScandirGone = errors.New("scandir: scandir was removed or moved")

@@ -262,8 +262,12 @@ func TestServiceYAMLProblemsAreReportedInEntry(t *testing.T) {
 		{"directory", func(t *testing.T, path string) {
 			must(t, os.Mkdir(path, 0o755))
 		}, ErrNotRegular},
-		{"hard link", func(t *testing.T, path string) {
-			must(t, os.WriteFile(path+".other", []byte(yamlA), 0o600))
+		{"another user's hard link", func(t *testing.T, path string) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to chown")
+			}
+			must(t, os.WriteFile(path+".other", []byte("key: sk-0123456789\n"), 0o600))
+			must(t, os.Chown(path+".other", 4242, 4242))
 			must(t, os.Link(path+".other", path))
 		}, ErrLinked},
 	}
@@ -279,6 +283,22 @@ func TestServiceYAMLProblemsAreReportedInEntry(t *testing.T) {
 				t.Fatalf("Err = %v, YAML %d bytes; want %v", e.Err, len(e.YAML), tc.want)
 			}
 		})
+	}
+}
+
+// TestServiceYAMLLinkedByItsOwner: a service.yaml with other hard links
+// that is its dir's owner's (an operator's definitions linked into a root
+// scandir) is read; another user's is not (the case above).
+func TestServiceYAMLLinkedByItsOwner(t *testing.T) {
+	dir := t.TempDir()
+	svc := filepath.Join(dir, "svc")
+	must(t, os.Mkdir(svc, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "defs.yaml"), []byte(yamlA), 0o644))
+	must(t, os.Link(filepath.Join(dir, "defs.yaml"), filepath.Join(svc, "service.yaml")))
+	h := start(t, dir, 1000, nil)
+	e := h.waitEntry("svc", func(*Entry) bool { return true })
+	if e.Err != nil || string(e.YAML) != yamlA {
+		t.Fatalf("Err = %v, YAML %q; want the linked definition read", e.Err, e.YAML)
 	}
 }
 
