@@ -58,10 +58,11 @@ func ChownTree(path string, t Tree) error {
 	if err == unix.ENOTDIR {
 		// A file: judged and changed through a descriptor of its own, as
 		// an entry of a tree is (its owner may swap another file in at
-		// that name between a stat and a chown of the path).
+		// that name between a stat and a chown of the path); a dir
+		// swapped in meanwhile is changed alone, not gone into.
 		w := treeWalk{Tree: t}
-		w.SameDev = false
-		w.entry(pfd, path, filepath.Base(path), 0)
+		w.SameDev = false // one file: no filesystem to stay on
+		w.leaf(pfd, path, filepath.Base(path))
 		unix.Close(pfd)
 		return w.first
 	}
@@ -149,6 +150,14 @@ func (w *treeWalk) entry(fd int, path, name string, depth int) {
 		}
 		return
 	}
+	w.leaf(fd, path, name)
+}
+
+// leaf changes name, in the dir fd, through an O_PATH descriptor: a file,
+// a symlink itself, or a dir swapped in since it was found no dir (that
+// dir alone).
+func (w *treeWalk) leaf(fd int, path, name string) {
+	var st unix.Stat_t
 	pfd, err := openat(fd, name, unix.O_PATH, 0)
 	if err != nil {
 		if err != unix.ENOENT {

@@ -85,7 +85,7 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 		Refused: func(path string) { fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", path) }})
 	switch {
 	case seen == 1 && others == 1 && other.Mode&unix.S_IFMT != unix.S_IFDIR: // PATH, a file
-		fmt.Fprintf(stdout, "left %s as it is: uid %d's, not root's nor %d's\n", args[1], other.Uid, uid)
+		fmt.Fprintf(stdout, "left %s as it is: uid %d's, not root's nor %d's (%d may have moved it there; give it to %d where it comes from)\n", args[1], other.Uid, uid, uid, uid)
 	case others > 0:
 		fmt.Fprintf(stdout, "left %d entries of other users than root and %d in %s as they are, and did not go into their dirs\n", others, uid, args[1])
 	}

@@ -395,7 +395,7 @@ func TestChownTreeFile(t *testing.T) {
 	}{
 		{"rooty", 0, 0, false, []string{"-from-root", "10000:10000"}, "10000:10000", ""},
 		{"regroup", 10000, 55, false, []string{"-from-root", "10000:10000"}, "10000:10000", ""},
-		{"hostfile", 1000, 1000, false, []string{"-from-root", "10000:10000"}, "1000:1000", "left DIR/hostfile as it is: uid 1000's, not root's nor 10000's\n"},
+		{"hostfile", 1000, 1000, false, []string{"-from-root", "10000:10000"}, "1000:1000", "left DIR/hostfile as it is: uid 1000's, not root's nor 10000's (10000 may have moved it there; give it to 10000 where it comes from)\n"},
 		{"anyone", 1000, 1000, false, []string{"10000:10000"}, "10000:10000", ""},
 		{"linked", 0, 0, true, []string{"-from-root", "10000:10000"}, "0:0", "refusing to change DIR/linked: it has other hard links\n"},
 	} {

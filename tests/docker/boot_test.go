@@ -87,7 +87,7 @@ func TestBootHookNamesProveNothing(t *testing.T) {
 	}
 	l := c.logs()
 	for _, want := range []string{
-		"[hermes-setup] warning: left /opt/data/auth.json as it is: uid 1000's, not root's nor 10000's\n",
+		"[hermes-setup] warning: left /opt/data/auth.json as it is: uid 1000's, not root's nor 10000's (10000 may have moved it there; give it to 10000 where it comes from)\n",
 		"[hermes-setup] warning: left 1 entries of other users than root and 10000 in /opt/data/cron as they are, and did not go into their dirs\n",
 	} {
 		if !strings.Contains(l, want) {
