@@ -9,10 +9,12 @@
 # runs yet. Another container on the same volume (the split dashboard and
 # gateways containers of docs/image.md) may run hermes processes all the
 # while: anything in $HERMES_HOME may be swapped between a check and the
-# act. So root only chowns there, a tree or a dir through hinit chown-tree
-# (each dir held open, never a path a swap can redirect) and a file at the
-# top of the volume with chown -h;
-# what writes or chmods a file of the volume runs as hermes. The steps that
+# act. So root only chowns there, through hinit chown-tree (each dir held
+# open, each entry judged and changed through a descriptor of its own,
+# never a path a swap can redirect; chown -h only for a file mounted at its
+# name, which cannot be renamed, or at a boot that found the volume
+# another's); what writes or chmods a file of the volume runs as hermes,
+# and each such write is bounded. The steps that
 # run as hermes (python_steps) come after root's last change in the volume.
 #
 # It only warns about what it cannot do (a volume it may not write, an
@@ -31,6 +33,7 @@ set -eu
 # back (py_run), as the environment dir holds it: hermes' code runs there.
 PATH_ROOT=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 CONTAINER_PATH=${PATH:-$PATH_ROOT}
+step_path= # as_hermes' PATH while py_run runs a step; none from the environment
 PATH=$PATH_ROOT
 export PATH
 envpath=${HINIT_RUNTIME_DIR:-/run/hinit}/env/PATH
@@ -67,10 +70,11 @@ exec 1>&2
 
 say() { printf '[hermes-setup] %s\n' "$*"; }
 is_root() { [ "$(id -u)" = 0 ]; }
+hook_start=$(date +%s)
 
-# timeout(1) by its path in root's dirs, for what runs as hermes with the
-# container's PATH (as_hermes): a timeout planted in hermes' dir there
-# would bound nothing. busybox's applet when no dir has a file of that
+# timeout(1) by its path in root's dirs, for what runs as hermes (as_hermes;
+# hermes' python steps with the container's PATH): a timeout planted in
+# hermes' dir there would bound nothing. busybox's applet when no dir has a file of that
 # name (busybox sh's command -v says a bare name for an applet). None
 # found: what it would bound runs unbounded, said once (bounded).
 TIMEOUT= TIMEOUT_APPLET=
@@ -657,7 +661,7 @@ py_run() {
 	began=$(date +%s)
 	left=$((steps_end - began))
 	if [ "$left" -le 0 ]; then
-		say "warning: $what skipped: the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT) are spent"
+		say "warning: $what skipped: $steps_budget are spent"
 		return 0
 	fi
 	step_path=$CONTAINER_PATH
@@ -667,7 +671,7 @@ py_run() {
 	fi
 	step_path=
 	if [ $(($(date +%s) - began)) -ge "$left" ]; then
-		say "warning: $what did not finish within the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT): stopped; the boot goes on"
+		say "warning: $what did not finish within $steps_budget: stopped; the boot goes on"
 	else
 		say "warning: $what failed"
 	fi
@@ -675,7 +679,10 @@ py_run() {
 
 # STEPS_TIMEOUT: how long the python steps (py_run) may run together, in
 # whole seconds, within the hook's 5m: a slow volume's skills sync may take
-# most of it.
+# most of it. Within 270 s of the hook's start too (STEPS_LAST), whatever
+# the bounded writes before them took (up to a minute, a FIFO swapped in at
+# each): the hook's 5m must not stop the container. A STEPS_TIMEOUT above
+# that says the hook's own timeout was raised too: then it alone counts.
 STEPS_TIMEOUT=${HERMES_SETUP_STEPS_TIMEOUT:-240}
 case $STEPS_TIMEOUT in
 '' | *[!0-9]* | 0*)
@@ -683,6 +690,7 @@ case $STEPS_TIMEOUT in
 	STEPS_TIMEOUT=240
 	;;
 esac
+STEPS_LAST=270
 
 # py_step SCRIPT WHAT [ARG...]: runs $INSTALL_DIR/SCRIPT (py_run).
 py_step() {
@@ -704,6 +712,11 @@ py_module() {
 # from the GITHUB_TOKEN of its .env (03-provision-git-credentials).
 python_steps() {
 	steps_end=$(($(date +%s) + STEPS_TIMEOUT))
+	steps_budget="the steps' ${STEPS_TIMEOUT}s (HERMES_SETUP_STEPS_TIMEOUT)"
+	if [ "$STEPS_TIMEOUT" -le "$STEPS_LAST" ] && [ "$steps_end" -gt $((hook_start + STEPS_LAST)) ]; then
+		steps_end=$((hook_start + STEPS_LAST))
+		steps_budget="the hook's first ${STEPS_LAST}s (its own timeout is 5m)"
+	fi
 	[ "${HERMES_SKIP_CONFIG_MIGRATION:-}" = 1 ] || py_step scripts/docker_config_migrate.py "config migration"
 	auth_bootstrap
 	p=$HERMES_HOME/auth.json
