@@ -149,10 +149,11 @@ func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error
 }
 
 // linkedIn reports whether a file of the dir dfd, as st shows it, has
-// other hard links and another owner than the dir: a link its owner made
-// to someone else's file, root's read it, which root reads and quotes back
-// in errors. (The owner's own file linked twice, root's in root's dir, is
-// read.) A dir that cannot be stat'ed counts as another owner.
+// other hard links and another owner than the dir: a link the dir's owner
+// made to someone else's file (root's, that only root may read), which
+// root would read and quote back in errors. The owner's own file linked
+// twice (root's in root's dir) is read. A dir that cannot be stat'ed
+// counts as another owner.
 func linkedIn(dfd int, st *unix.Stat_t) bool {
 	if st.Nlink <= 1 {
 		return false
