@@ -25,6 +25,7 @@ package launch
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,11 +171,20 @@ func (c *Cmd) Exec() error {
 	return childsig.Exec(c.Signals, c.Path, c.Argv, c.Attr.Env)
 }
 
-// dir is the working dir of the program.
+// dir is the working dir of the program. A workdir it cannot use is
+// exit status 126 whatever the reason (ExitCode: the program was found),
+// and the reason is said: "no such file or directory" for a typo.
 func (p Program) dir() (string, error) {
 	if p.Workdir != "" {
-		if fi, err := os.Stat(p.Workdir); err != nil || !fi.IsDir() {
-			return "", fmt.Errorf("workdir %s: %w", p.Workdir, errNotDir)
+		fi, err := os.Stat(p.Workdir)
+		var pe *fs.PathError
+		switch {
+		case errors.As(err, &pe):
+			return "", fmt.Errorf("workdir %s: %w", p.Workdir, workdirError{pe.Err})
+		case err != nil:
+			return "", fmt.Errorf("workdir %s: %w", p.Workdir, workdirError{err})
+		case !fi.IsDir():
+			return "", fmt.Errorf("workdir %s: %w", p.Workdir, workdirError{syscall.ENOTDIR})
 		}
 		return p.Workdir, nil
 	}
@@ -187,7 +197,12 @@ func (p Program) dir() (string, error) {
 	return "/", nil
 }
 
-var errNotDir = errors.New("not a directory")
+// workdirError is why a workdir cannot be used; it says the system's
+// reason but does not unwrap to it, so that ExitCode does not take a
+// missing workdir (ENOENT) for a missing program (127).
+type workdirError struct{ err error }
+
+func (e workdirError) Error() string { return e.err.Error() }
 
 // Environ is the environment of a program (see the package comment for
 // the precedence): container, then acct's HOME, USER and LOGNAME (when

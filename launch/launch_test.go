@@ -66,7 +66,7 @@ func TestBuild(t *testing.T) {
 	}{
 		{"not on PATH", Program{Argv: []string{"nope"}, Env: env}, 127, `"nope": executable file not found in $PATH`},
 		{"no workdir", Program{Argv: []string{"prog"}, Env: env, Workdir: filepath.Join(dir, "none")}, 126,
-			"workdir " + filepath.Join(dir, "none") + ": not a directory"},
+			"workdir " + filepath.Join(dir, "none") + ": no such file or directory"},
 		{"workdir is a file", Program{Argv: []string{"prog"}, Env: env, Workdir: exe}, 126, "workdir " + exe + ": not a directory"},
 	}
 	for _, tc := range tests {
