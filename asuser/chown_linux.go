@@ -37,8 +37,9 @@ type Tree struct {
 const MaxTreeDepth = 1024
 
 // ChownTree gives the tree at path (path included; a file alone when path
-// is no dir) to t's owner, entry by entry as t.Change says, never through a symlink and whatever is renamed
-// or swapped in the tree meanwhile: path is opened a dir at a time without
+// is no dir) to t's owner, entry by entry as t.Change says, never through
+// a symlink and whatever is renamed or swapped in the tree meanwhile:
+// path is opened a dir at a time without
 // following a symlink anywhere on it, each dir below from its parent's descriptor
 // (O_NOFOLLOW), and each entry is changed through a descriptor of its own
 // once that descriptor has shown its owner and links (a symlink is changed

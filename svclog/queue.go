@@ -33,15 +33,15 @@ type pool struct {
 // The pools of the process: the services' console copies (one console,
 // slow for all at once, which any service may flood) and their log files
 // (one volume, which may hang for all at once), apart, so that a flood of
-// the console never holds the files back. hinit's own stderr (Stream) has
-// none: its lines must not wait on the services'.
+// the console never leaves the files one line in flight. hinit's own
+// stderr (Stream) has none: its lines must not wait on the services'.
 var (
 	consolePool = &pool{limit: poolBytes}
 	filePool    = &pool{limit: poolBytes}
 )
 
 // fits reports whether c more bytes fit in the pool; a nil pool is
-// unbounded (the tests of one queue's own bounds).
+// unbounded (hinit's own stderr, and the tests of one queue's own bounds).
 func (p *pool) fits(c int) bool { return p == nil || p.used.Load()+int64(c) <= p.limit }
 
 // add counts c bytes (negative when released).
@@ -99,7 +99,7 @@ type queue struct {
 	busy    bool          // a writer is running, guarded by mu
 	stalled bool          // the writer made no room for stallWait; cleared once it holds nothing; guarded by mu
 	gaveUp  bool          // push never waits again (giveUp); guarded by mu
-	rushes  int           // rushes not yet calmed: push waits only on the pool while > 0; guarded by mu
+	rushes  int           // rushes not yet calmed: the bound is rushBytes while > 0; guarded by mu
 	room    chan struct{} // made by a waiting push, closed by release or rush; guarded by mu
 	pool    *pool         // shared with every other queue; nil in tests of one queue
 }
