@@ -119,14 +119,8 @@ func readSmall(dfd int, name, path string, judge *trust.Judge) (string, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxSmall {
 		return "", fmt.Errorf("%s/%s: not a regular file of at most %d bytes", path, name, maxSmall)
 	}
-	// A hard link its dir's owner made to another user's file, root's
-	// say, that root may read and the owner may not: what a bad value
-	// says quotes it back.
-	if st.Nlink > 1 {
-		var dst unix.Stat_t
-		if err := unix.Fstat(dfd, &dst); err != nil || dst.Uid != st.Uid {
-			return "", fmt.Errorf("%s/%s: it has other hard links and another owner than its dir", path, name)
-		}
+	if trust.ForeignLink(dfd, &st) { // what a bad value says would quote it
+		return "", fmt.Errorf("%s/%s: it has other hard links and another owner than its dir", path, name)
 	}
 	judge.Add(path+"/"+name, &st)
 	buf := make([]byte, maxSmall+1)

@@ -132,7 +132,7 @@ func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrNotRegular)
 	}
 	judge.Add(path, &st)
-	if linkedIn(dfd, &st) {
+	if trust.ForeignLink(dfd, &st) {
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrLinked)
 	}
 	if st.Size > MaxYAMLSize {
@@ -146,18 +146,4 @@ func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error
 		return nil, mtime, fmt.Errorf("read %s: %w", path, ErrTooLarge)
 	}
 	return b, mtime, nil
-}
-
-// linkedIn reports whether a file of the dir dfd, as st shows it, has
-// other hard links and another owner than the dir: a link the dir's owner
-// made to someone else's file (root's, that only root may read), which
-// root would read and quote back in errors. The owner's own file linked
-// twice (root's in root's dir) is read. A dir that cannot be stat'ed
-// counts as another owner.
-func linkedIn(dfd int, st *unix.Stat_t) bool {
-	if st.Nlink <= 1 {
-		return false
-	}
-	var dst unix.Stat_t
-	return unix.Fstat(dfd, &dst) != nil || dst.Uid != st.Uid
 }

@@ -85,6 +85,20 @@ type Judge struct {
 	rootWithdrawn error
 }
 
+// ForeignLink reports whether a file of the dir dfd, as the fstat st of
+// its descriptor shows it, has other hard links and another owner than the
+// dir: a link the dir's owner made to someone else's file (root's, that
+// only root may read), which root would read and quote back in errors, so
+// it is not read. The owner's own file linked twice (root's in root's dir)
+// is read. A dir that cannot be stat'ed counts as another owner.
+func ForeignLink(dfd int, st *unix.Stat_t) bool {
+	if st.Nlink <= 1 {
+		return false
+	}
+	var dst unix.Stat_t
+	return unix.Fstat(dfd, &dst) != nil || dst.Uid != st.Uid
+}
+
 // Add records one object read: path names it in messages, st is the fstat
 // of the descriptor it was read through.
 func (j *Judge) Add(path string, st *unix.Stat_t) {
