@@ -30,6 +30,9 @@ func (r *runner) exited(st reaper.Status) {
 			until = r.timerAt
 		}
 		p.done = lingerUntilEmpty(p.pid, st, until.Add(lingerAfterKill))
+		// Its exit is known now: status shows it while the group ends
+		// (the final delivery, the same st, records it again).
+		r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.oom.OOMKilled(st.Signal, p.killed)}
 		r.set(StateStopping, "exited; what it left in its process group got "+signame.Text(sig))
 		return
 	}

@@ -171,6 +171,11 @@ func (r *runner) handle(c command) error {
 		if r.proc == nil {
 			return ErrNotRunning
 		}
+		if c.process && r.proc.lingering {
+			// Its process is reaped: its pid may be anybody's by now.
+			// What it left in its group is still there for the group.
+			return ErrProcessEnded
+		}
 		send := signalGroup
 		if c.process {
 			send = signalProcess

@@ -50,6 +50,7 @@ type Deps struct {
 var (
 	ErrRemoved      = errors.New("service was removed")
 	ErrNotRunning   = errors.New("service is not running")
+	ErrProcessEnded = errors.New("its process has exited; what it left in its process group is being stopped")
 	ErrShuttingDown = errors.New("the container is shutting down")
 )
 

@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -822,6 +823,43 @@ func TestStoppedServiceContinuedToStop(t *testing.T) {
 	st := waitState(t, s, StateDown)
 	if st.LastExit == nil || st.LastExit.Signal != 0 || st.LastExit.Code != 0 {
 		t.Errorf("last exit %+v, want 0: its handler ran", st.LastExit)
+	}
+}
+
+// While a stopped shell string's group ends (its process reaped, what it
+// left still stopping), status shows the exit it had, and a signal to its
+// process is refused: its pid may be another's by now. The group still
+// takes signals. Before, last_exit stayed empty until the group was gone,
+// and a signal went to the reaped pid and answered OK.
+func TestLingeringGroupShowsItsExit(t *testing.T) {
+	f := newFixture(t)
+	ready := filepath.Join(t.TempDir(), "ready")
+	d := def("lingers", "x")
+	d.Command = []string{"/bin/sh", "-c", fmt.Sprintf(`sh -c 'trap "" TERM; touch %s; while :; do sleep 0.01; done'; :`, ready)}
+	d.Stop.Timeout = time.Minute
+	s := f.add(d, true)
+	testprog.WaitFor(t, 10*time.Second, "the program's trap", func() bool { _, err := os.Stat(ready); return err == nil })
+	if err := s.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	st, err := s.WaitFor(ctx, func(st Status) bool { return strings.HasPrefix(st.Reason, "exited;") })
+	if err != nil {
+		t.Fatalf("waiting for the group to linger: %v (now %+v)", err, st)
+	}
+	if st.State != StateStopping || st.LastExit == nil || st.LastExit.Signal != syscall.SIGTERM {
+		t.Errorf("lingering: %s, last exit %+v; want stopping, the shell's SIGTERM", st.State, st.LastExit)
+	}
+	if err := s.SignalProcess(syscall.SIGHUP); !errors.Is(err, ErrProcessEnded) {
+		t.Errorf("a signal to the reaped process: %v, want %v", err, ErrProcessEnded)
+	}
+	if err := s.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("a signal to the group: %v", err)
+	}
+	st = waitState(t, s, StateDown)
+	if st.LastExit == nil || st.LastExit.Signal != syscall.SIGTERM {
+		t.Errorf("down: last exit %+v, want the shell's SIGTERM", st.LastExit)
 	}
 }
 
