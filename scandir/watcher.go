@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -212,22 +211,31 @@ type watchedDir struct {
 // an entry of it (hsvc unregister removes a dir): by path, then checked to
 // be the very dir watched, so that nothing is done through a path the
 // scandir's owner replaced since (it may rename the scandir, even in
-// /run, and put a symlink to any tree in its place). The os.Root never
-// leaves that dir. It fails before Run has begun to watch, and with
-// ErrScandirGone once the dir at the path is another.
+// /run, and put anything in its place). The path is opened as Run opens
+// it (openScandir): never following a symlink, and as a dir only, so that
+// a FIFO put there makes no thread of PID 1 wait for a writer, nor a link
+// to a terminal become PID 1's controlling terminal; os.OpenRoot(path)
+// would do both. The os.Root never leaves that dir. It fails before Run
+// has begun to watch, and with ErrScandirGone once the dir at the path is
+// another.
 func (w *Watcher) OpenRoot() (*os.Root, error) {
 	at := w.watched.Load()
 	if at == nil {
 		return nil, errors.New("scandir: not watched yet")
 	}
-	r, err := os.OpenRoot(at.dir)
+	fd, err := unix.Open(at.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
 	}
-	fi, err := r.Stat(".")
-	if err != nil || !sameDir(fi.Sys(), at) {
-		r.Close()
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != at.dev || st.Ino != at.ino {
 		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
+	}
+	// os makes a Root from a name only: this one names the dir fd holds.
+	r, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", at.dir, err)
 	}
 	return r, nil
 }
@@ -310,11 +318,6 @@ func (w *Watcher) answerSyncs(ctx context.Context, out chan<- Event, read func()
 		}
 	}
 	return true, true
-}
-
-func sameDir(sys any, at *watchedDir) bool {
-	st, ok := sys.(*syscall.Stat_t)
-	return ok && st.Dev == at.dev && st.Ino == at.ino
 }
 
 // loop handles one batch of inotify events at a time.

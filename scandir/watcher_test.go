@@ -565,3 +565,72 @@ func TestSyncCatchesUp(t *testing.T) {
 		}
 	}
 }
+
+// OpenRoot reaches the scandir by path, which its owner may replace (it
+// may rename the scandir, even in a sticky /run): a FIFO there must not
+// hold the opener until a writer comes (each hsvc unregister was a thread
+// of PID 1 blocked for good), and a symlink, to a terminal say (PID 1's
+// controlling terminal then), must not be followed. Both are another dir's
+// place: ErrScandirGone, at once. The very dir, renamed back, opens again.
+func TestOpenRootRefusesWhatReplacedTheScandir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "service")
+	must(t, os.Mkdir(dir, 0o755))
+	w := New(dir, 1000, discardLogger())
+	out := make(chan Event, 8)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background(), out) }()
+	if ev := <-out; !ev.Synced {
+		t.Fatalf("first event %+v, want Synced", ev)
+	}
+	r, err := w.OpenRoot()
+	must(t, err)
+	r.Close()
+	moved := dir + ".old"
+	must(t, os.Rename(dir, moved))
+	select { // the watcher stops; what it registered stays, and may be unregistered
+	case err := <-done:
+		if !errors.Is(err, ErrScandirGone) {
+			t.Fatalf("Run = %v, want ErrScandirGone", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its scandir was moved")
+	}
+	for _, plant := range []struct {
+		what string
+		make func() error
+	}{
+		{"a FIFO", func() error { return mkfifo(dir) }},
+		{"a symlink to the scandir itself", func() error { return os.Symlink(moved, dir) }},
+		{"a symlink to a terminal", func() error { return os.Symlink("/dev/tty", dir) }},
+	} {
+		must(t, plant.make())
+		opened := make(chan error, 1)
+		go func() {
+			r, err := w.OpenRoot()
+			if err == nil {
+				r.Close()
+			}
+			opened <- err
+		}()
+		select {
+		case err := <-opened:
+			if !errors.Is(err, ErrScandirGone) {
+				t.Errorf("%s at the scandir's path: %v, want ErrScandirGone", plant.what, err)
+			}
+		case <-time.After(10 * time.Second):
+			// Let the blocked open go, as a writer would.
+			if fd, err := unix.Open(dir, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+				unix.Close(fd)
+			}
+			t.Errorf("%s at the scandir's path: OpenRoot still waits after 10s", plant.what)
+			<-opened
+		}
+		must(t, os.Remove(dir))
+	}
+	must(t, os.Rename(moved, dir))
+	r, err = w.OpenRoot()
+	if err != nil {
+		t.Fatalf("the scandir renamed back: %v", err)
+	}
+	r.Close()
+}
