@@ -115,7 +115,34 @@ type Cmd struct {
 // volume ($HERMES_HOME, ~/.local/bin), where a stat may hang.
 func (p Program) Build() (cmd *Cmd, err error) {
 	asuser.Quiet(func() { cmd, err = p.build() })
-	return cmd, err
+	if err != nil {
+		return nil, err
+	}
+	if cmd.Attr.Dir, err = p.workdir(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// workdir is dir, looked at with the file rights the program will have
+// (account.Do, quiet either way): a workdir the hermes user names in a
+// service.yaml is what hermes could see of it. With root's rights, the
+// reason told hermes whether a path in a dir it may not search (/root) was
+// missing, a file or a dir.
+func (p Program) workdir() (dir string, err error) {
+	if p.Workdir == "" && (!p.InHome || p.User == nil) {
+		return "", nil // hinit's own: nothing to look at
+	}
+	var who *account.Account // nil: hinit's own rights
+	if p.Switch {
+		who = p.User
+	}
+	err = account.Do(who, func() error {
+		var derr error
+		dir, derr = p.dir()
+		return derr
+	})
+	return dir, err
 }
 
 func (p Program) build() (*Cmd, error) {
@@ -140,10 +167,6 @@ func (p Program) build() (*Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := p.dir()
-	if err != nil {
-		return nil, err
-	}
 	sys := &syscall.SysProcAttr{}
 	switch p.Session {
 	case NewSession:
@@ -156,7 +179,7 @@ func (p Program) build() (*Cmd, error) {
 	if p.Switch && p.User != nil {
 		sys.Credential = Credential(p.User)
 	}
-	attr := &syscall.ProcAttr{Dir: dir, Env: EnvList(env), Files: p.Files, Sys: sys}
+	attr := &syscall.ProcAttr{Env: EnvList(env), Files: p.Files, Sys: sys} // Dir: Build's
 	sig := childsig.Inherited()
 	if p.DefaultSignals {
 		sig = childsig.Default

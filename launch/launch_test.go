@@ -33,7 +33,7 @@ func TestEnviron(t *testing.T) {
 }
 
 func TestBuild(t *testing.T) {
-	dir := t.TempDir()
+	dir := testprog.PublicDir(t) // the account's home: it looks at it as itself
 	exe := filepath.Join(dir, "prog")
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -77,6 +77,39 @@ func TestBuild(t *testing.T) {
 	}
 	if !errors.Is(func() error { _, err := LookPath("nope", env); return err }(), ErrNotFound) {
 		t.Error("LookPath of a missing command does not match ErrNotFound")
+	}
+}
+
+// A workdir is looked at with the rights of the user the program runs as:
+// the hermes user names it in a service.yaml, and root's stat told it, in
+// hsvc status, whether a path in a dir it may not search was missing, a
+// file or a dir. Now it gets what it could see itself. Root's own program
+// still gets the reason.
+func TestWorkdirLookedAtAsItsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the workdir is looked at as another user")
+	}
+	private := t.TempDir() // 0700, root's
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(private, "file"), nil, 0o600))
+	must(os.Mkdir(filepath.Join(private, "dir"), 0o755))
+	hermes := &account.Account{UID: 10000, GID: 10000, Name: "hermes", Home: "/"}
+	env := map[string]string{"PATH": "/usr/bin:/bin"}
+	for _, name := range []string{"file", "missing", "dir"} {
+		wd := filepath.Join(private, name)
+		_, err := Program{Argv: []string{"true"}, Env: env, User: hermes, Switch: true, Workdir: wd}.Build()
+		if want := "workdir " + wd + ": permission denied"; err == nil || err.Error() != want || ExitCode(err) != 126 {
+			t.Errorf("hermes' workdir %s: %v (exit %d), want %q and 126", name, err, ExitCode(err), want)
+		}
+	}
+	_, err := Program{Argv: []string{"true"}, Env: env, Workdir: filepath.Join(private, "missing")}.Build()
+	if want := "workdir " + filepath.Join(private, "missing") + ": no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("root's missing workdir: %v, want %q", err, want)
 	}
 }
 
