@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/control"
 	"hinit/internal/testprog"
 	mt "hinit/manager/managertest"
@@ -91,4 +93,62 @@ func TestS6DirMadeAgainWhileOldStops(t *testing.T) {
 	if st := f.Status("gateway-coder"); st == nil || st.State != "up" {
 		t.Errorf("after the old gateway ended, the new one is %+v, want up", st)
 	}
+}
+
+// An s6 dir replaced under its name by another dir in one step (a dir
+// renamed over it with RENAME_EXCHANGE, then the old one removed; or a
+// removal and a remake the watcher reads in one batch) is another dir:
+// s6-svscan supervises dirs by device and inode, stops the old one's
+// supervisor and starts the new dir's run. The scandir package says so too
+// (Entry: "a dir removed and made again under the same name is another
+// dir"). Here the old dir's process must not be what the name runs once
+// the scandir is caught up with, and the new dir's run must have started.
+func TestS6DirReplacedInOneStepIsANewService(t *testing.T) {
+	f := mt.Start(t, "compat: s6-overlay\n", nil)
+	fi, err := os.Stat(f.Scandir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	scan := control.Request{Verb: control.VerbList, Scandir: &control.DirID{Dev: st.Dev, Ino: st.Ino}}
+	started := filepath.Join(t.TempDir(), "new-run-started")
+	build := func(tmp, run string) {
+		if err := os.Mkdir(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "run"), []byte(run), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(f.Scandir, "gateway-coder")
+	build(filepath.Join(f.Scandir, ".old"), "#!/bin/sh\nexec sleep 1000\n")
+	if err := os.Rename(filepath.Join(f.Scandir, ".old"), dir); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 10*time.Second, "the old dir's service up", func() bool { return f.State("gateway-coder") == "up" })
+	old := f.Status("gateway-coder").PID
+
+	// The new dir replaces the old one in one step; the old one is removed.
+	tmp := filepath.Join(f.Scandir, ".gateway-coder.new")
+	build(tmp, "#!/bin/sh\n: >"+started+"\nexec sleep 1000\n")
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("SKIPPED LOUDLY: RENAME_EXCHANGE: %v", err)
+	}
+	if err := os.RemoveAll(tmp); err != nil { // the old dir, now under the dot name
+		t.Fatal(err)
+	}
+	if resp := f.Do(scan); !resp.OK { // s6-svscanctl -a
+		t.Fatalf("scan now: %+v", resp)
+	}
+	s := f.Status("gateway-coder")
+	if s == nil {
+		t.Fatal("gateway-coder is no service after s6-svscanctl -a")
+	}
+	if s.PID == old {
+		t.Errorf("gateway-coder still runs the removed dir's process %d (state %s, want %s): the new dir was taken for an edit of the old one", old, s.State, s.Want)
+	}
+	testprog.WaitFor(t, 10*time.Second, "the new dir's run started", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
 }

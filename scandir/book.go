@@ -50,6 +50,14 @@ func (b *book) apply(found map[string]*Entry) (evs []Event, newlyRefused, unkept
 			delete(b.refused, n)
 			evs = append(evs, Event{Name: n})
 		case e == nil:
+		case acc && (old.dev != e.dev || old.ino != e.ino):
+			// Another dir under the name (removed and made again, or
+			// renamed over it, within one batch): the old one is gone,
+			// as s6-svscan, which knows dirs by device and inode, sees
+			// it; it keeps its slot for the new one.
+			b.accepted[n] = e.kept()
+			evs = append(evs, Event{Name: n})
+			changed = append(changed, Event{Name: n, Entry: copyEntry(*e)})
 		case acc && !old.same(*e):
 			b.accepted[n] = e.kept()
 			changed = append(changed, Event{Name: n, Entry: copyEntry(*e)})

@@ -12,6 +12,7 @@ import (
 func TestBookServicesMax(t *testing.T) {
 	e := func(n string) *Entry { return &Entry{Name: n, YAML: []byte("command: [x]\n")} }
 	down := func(n string) *Entry { x := e(n); x.Down = true; return x }
+	other := func(n string) *Entry { x := e(n); x.ino = 2; return x } // another dir, same contents
 	type batch map[string]*Entry
 	cases := []struct {
 		name     string
@@ -40,6 +41,10 @@ func TestBookServicesMax(t *testing.T) {
 			[]string{"a"}, nil, nil, nil},
 		{"accepted changed", 2, []batch{{"a": e("a")}, {"a": down("a")}},
 			[]string{"a"}, nil, []string{"+a(down)"}, nil},
+		{"another dir under an accepted name is a removal, then an add", 2, []batch{{"a": e("a"), "b": e("b")}, {"a": other("a")}},
+			[]string{"a", "b"}, nil, []string{"-a", "+a"}, nil},
+		{"another dir under a refused name is silent", 1, []batch{{"a": e("a"), "b": e("b")}, {"b": other("b")}},
+			[]string{"a"}, []string{"b"}, nil, nil},
 		{"refused gone", 1, []batch{{"a": e("a"), "b": e("b")}, {"b": nil}},
 			[]string{"a"}, nil, []string{"-b"}, nil},
 		{"unknown gone is silent", 1, []batch{{"x": nil}},
