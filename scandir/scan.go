@@ -55,6 +55,12 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	w.overSaid = false
 	w.scanEnd, w.rescanAt = time.Now(), time.Time{}
 	w.scanCost = w.scanEnd.Sub(w.lastScan)
+	for _, b := range w.afterRescan { // Syncs that waited for this rescan
+		if !send(ctx, out, Event{Barrier: b}) {
+			return false
+		}
+	}
+	w.afterRescan = nil
 	switch {
 	case err == nil:
 		w.listGap = 0

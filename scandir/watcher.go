@@ -54,6 +54,11 @@ type Watcher struct {
 	// (nil while polling, or before Run reads).
 	syncs chan chan<- struct{}
 	waker atomic.Pointer[inotify]
+	// afterRescan are the barriers of Syncs answered while a rescan was
+	// due (rescanAt: an overflow's put off, or a failed listing's): what
+	// was lost with the queue is only found by that rescan, which sends
+	// them once it is done.
+	afterRescan []chan<- struct{}
 	// chose are the entries of the scandir's path up to its last
 	// symlink when Run resolved it (trust.Resolve): whoever could
 	// replace one chose the dir watched, and is judged with every entry
@@ -311,6 +316,10 @@ func (w *Watcher) answerSyncs(ctx context.Context, out chan<- Event, read func()
 	}
 	if !read() {
 		return true, false
+	}
+	if !w.rescanAt.IsZero() {
+		w.afterRescan = append(w.afterRescan, barriers...)
+		return true, true
 	}
 	for _, b := range barriers {
 		if !send(ctx, out, Event{Barrier: b}) {

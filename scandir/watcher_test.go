@@ -634,3 +634,38 @@ func TestOpenRootRefusesWhatReplacedTheScandir(t *testing.T) {
 	}
 	r.Close()
 }
+
+// s6-svscanctl -a promises that a dir made before the call is reported
+// when it returns (hermes renames a gateway's dir in, calls it, then
+// s6-svc -u). An overflow right after a rescan puts its own rescan off
+// (OverflowGap); a Sync answered meanwhile must wait for that rescan,
+// since the changes the overflow lost are only found by it.
+func TestSyncWaitsForAPutOffOverflowRescan(t *testing.T) {
+	const gap = 3 * time.Second
+	var missing []string
+	var took time.Duration
+	overflowWith(t, func(w *Watcher) { w.OverflowGap = gap }, func(h *harness) {
+		go h.consume()
+		begun := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.w.Sync(ctx); err != nil {
+			t.Fatalf("Sync: %v", err)
+		}
+		took = time.Since(begun)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.state["late"].Entry == nil {
+			missing = append(missing, "late (made before the Sync)")
+		}
+		if h.state["leave"].Entry != nil {
+			missing = append(missing, "leave's removal (before the Sync)")
+		}
+		if e := h.state["keep"].Entry; e == nil || !e.Down {
+			missing = append(missing, "keep/down (made before the Sync)")
+		}
+	})
+	if len(missing) > 0 {
+		t.Errorf("Sync returned after %v without %v: the overflow's rescan was still put off", took.Round(time.Millisecond), missing)
+	}
+}
