@@ -329,6 +329,13 @@ func (h *hinit) loop() int {
 		}()
 	}
 	begin := func(why string, mainSignalled bool) {
+		if h.set.waitMain && mainSignalled && finished == nil {
+			// Bare, no HINIT_SHUTDOWN_TIMEOUT: as tini, wait for
+			// main as long as it takes (settings.waitMain). Its
+			// exit begins the deadline, for what it leaves behind.
+			h.log.Info("shutting down: " + why + "; waiting for main")
+			return
+		}
 		if deadline.IsZero() {
 			began = why
 			h.log.Info("shutting down: " + why)

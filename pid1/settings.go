@@ -33,6 +33,13 @@ type settings struct {
 	// dir, environment dir, control socket or scandir watch, and it is
 	// silent unless something is wrong.
 	bare bool
+	// waitMain: bare, and no HINIT_SHUTDOWN_TIMEOUT. A main that has its
+	// shutdown signal is waited for as long as it takes, as tini waits:
+	// the stop timeout that bounds it is docker's or the kubelet's, which
+	// hinit cannot see (30 s by default under Kubernetes); its own 8 s
+	// would cut a drain the operator gave more time. shutdownTimeout then
+	// bounds only what main leaves behind, from main's exit.
+	waitMain bool
 }
 
 // loadSettings reads HINIT_CONFIG (or the default path; a missing file
@@ -67,6 +74,7 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 		}
 		s.shutdownTimeout = d
 	}
+	s.waitMain = s.bare && getenv("HINIT_SHUTDOWN_TIMEOUT") == ""
 	if cfg.Reconcile != nil {
 		s.checkGrace = cfg.Reconcile.CheckGrace
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"hinit/config"
 )
 
 // The gateway check grace comes from reconcile.check_grace, and
@@ -36,5 +38,36 @@ func TestCheckGraceSetting(t *testing.T) {
 		if err != nil || s.checkGrace != tc.want {
 			t.Errorf("file %q env %q: checkGrace %v, %v; want %v", tc.file, tc.env, s, err, tc.want)
 		}
+	}
+}
+
+// The bare mode waits for a signalled main as long as it takes (waitMain)
+// unless HINIT_SHUTDOWN_TIMEOUT asks for a deadline; any other mode has
+// one.
+func TestWaitMainSetting(t *testing.T) {
+	if _, err := os.Stat(DefaultConfig); err == nil {
+		t.Skipf("%s exists here: no bare mode", DefaultConfig)
+	}
+	file := filepath.Join(t.TempDir(), "hinit.yaml")
+	os.WriteFile(file, []byte("services: {}\n"), 0o644)
+	tests := []struct {
+		env      map[string]string
+		bare     bool
+		waitMain bool
+		timeout  time.Duration
+	}{
+		{map[string]string{}, true, true, DefaultShutdownTimeout},
+		{map[string]string{"HINIT_SHUTDOWN_TIMEOUT": "20s"}, true, false, 20 * time.Second},
+		{map[string]string{"HINIT_CONFIG": file}, false, false, DefaultShutdownTimeout},
+		{map[string]string{"HINIT_SCANDIR": "/run/service"}, false, false, DefaultShutdownTimeout},
+	}
+	for _, tc := range tests {
+		s, err := loadSettings(func(k string) string { return tc.env[k] })
+		if err != nil || s.bare != tc.bare || s.waitMain != tc.waitMain || s.shutdownTimeout != tc.timeout {
+			t.Errorf("%v: %+v, %v; want bare %v, waitMain %v, timeout %v", tc.env, s, err, tc.bare, tc.waitMain, tc.timeout)
+		}
+	}
+	if s := (&settings{cfg: config.Default(), shutdownTimeout: time.Second}).nested(); s.waitMain || !s.bare {
+		t.Errorf("nested: %+v; want bare with the image's deadline", s)
 	}
 }

@@ -126,6 +126,27 @@ func TestShutdownTimeoutKillsEverything(t *testing.T) {
 	}
 }
 
+// The bare mode with no HINIT_SHUTDOWN_TIMEOUT waits for a main that has
+// its SIGTERM for as long as it takes, as tini does: the stop timeout is
+// docker's or the kubelet's (30 s by default), which hinit cannot see, and
+// its own default (8 s) killed a main that drained longer, under a grace
+// period given for that drain. Here main drains 9 s and exits 7.
+func TestBareWaitsForMainsDrain(t *testing.T) {
+	script := `trap 'echo draining; sleep 9; exit 7' TERM; echo up; while :; do sleep 1; done`
+	p := startInit(t, initOpts{bare: true, flags: []string{"-v"}, args: []string{"/bin/sh", "-c", script}})
+	p.waitOutput("up", false)
+	start := time.Now()
+	p.signal(syscall.SIGTERM)
+	p.waitOutput("draining", false)
+	code := p.wait(30 * time.Second)
+	if took := time.Since(start); code != 7 || took < DefaultShutdownTimeout {
+		t.Errorf("exit %d after %v, want main's own 7 after its 9 s drain (killed at the %v default?)\n%s", code, took, DefaultShutdownTimeout, p.stderr)
+	}
+	if want := "shutting down: received SIGTERM; waiting for main"; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", p.stderr, want)
+	}
+}
+
 // A root hinit without CAP_KILL (the capabilities s6-era deployments
 // name: CHOWN DAC_OVERRIDE FOWNER SETUID SETGID) cannot signal main, which
 // runs as another user: the shutdown still ends, hinit exits 137 and its
