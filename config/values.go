@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -255,11 +256,25 @@ func validAccount(s string) bool {
 
 // absPath decodes a path that must be absolute: relative to what, for a
 // program started by PID 1? Values holding ${VAR} or {instance} are checked
-// only once expanded.
+// only once expanded. A path longer than MaxPath, or with a control
+// character, names nothing anyone meant: hsvc status copies log.dir into
+// every row of every answer, where 60 KB of '<' (6 bytes each in JSON) in
+// a thousand scandir definitions made one answer a gigabyte of PID 1.
 func (d *decoder) absPath(n *yaml.Node, path string) string {
 	p := d.str(n, path)
-	if p != "" && !strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "${") {
+	switch {
+	case len(p) > MaxPath:
+		d.at(n, path, "a path of %d bytes: at most %d", len(p), MaxPath)
+		return ""
+	case strings.ContainsFunc(p, unicode.IsControl):
+		d.at(n, path, "%s holds a control character", quote(p))
+		return ""
+	case p != "" && !strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "${"):
 		d.at(n, path, "%s is not an absolute path (expected /... or ${VAR}/...)", quote(p))
 	}
 	return p
 }
+
+// MaxPath is the longest path a definition may give: PATH_MAX, past which
+// no system call takes one.
+const MaxPath = 4096

@@ -2,6 +2,7 @@ package control
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,14 +111,19 @@ func readRequest(br *bufio.Reader) (line []byte, eof bool, err error) {
 	}
 }
 
-// writeResponse sends resp as one line, giving up after timeout.
+// writeResponse sends resp as one line, giving up after timeout. '<', '>'
+// and '&' are written as they are, not as 6-byte escapes: the answer is no
+// HTML, and a status repeats strings the hermes user chose in every row.
 func writeResponse(conn *Conn, resp *Response, timeout time.Duration) error {
-	b, err := json.Marshal(resp)
-	if err != nil {
-		b, _ = json.Marshal(Errorf(CodeFailed, "hinit could not encode its answer: %v", err))
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b) // Encode ends the line
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp); err != nil {
+		b.Reset()
+		enc.Encode(Errorf(CodeFailed, "hinit could not encode its answer: %v", err))
 	}
 	conn.SetWriteDeadline(time.Now().Add(timeout))
-	if _, err := conn.Write(append(b, '\n')); err != nil {
+	if _, err := conn.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write response: %w", err)
 	}
 	return nil

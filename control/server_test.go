@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
@@ -342,5 +343,35 @@ func TestLongRequestAtEOFIsRefused(t *testing.T) {
 	h.mu.Unlock()
 	if n != 1 {
 		t.Errorf("the handler was called %d times, want once (status)", n)
+	}
+}
+
+type answerWith Response
+
+func (a *answerWith) Handle(context.Context, Caller, *Request) *Response {
+	r := Response(*a)
+	return &r
+}
+
+// An answer is written as it is, '<', '>' and '&' included: HTML escapes
+// (6 bytes each) made a status of a thousand rows, each with a log path of
+// '<' the hermes user chose, a gigabyte of PID 1 and more than hsvc reads.
+func TestAnswerIsNotHTMLEscaped(t *testing.T) {
+	logPath := "/" + strings.Repeat("<", 4095)
+	path := startServer(t, "", &answerWith{OK: true, Services: []Status{{Name: "x", Reason: "<a&b>", LogPath: logPath}}}, nil)
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(`{"v":1,"verb":"status"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(line, `"reason":"<a&b>"`) || !strings.Contains(line, `"log_path":"`+logPath+`"`) || len(line) > len(logPath)+300 {
+		t.Errorf("answer of %d bytes, want the strings as they are (%d bytes of path):\n%.300s", len(line), len(logPath), line)
 	}
 }

@@ -34,7 +34,13 @@ func (m *Manager) status(_ context.Context, _ control.Caller, req *control.Reque
 			if env == nil {
 				env = m.environ()
 			}
-			cs.LogPath = svclog.CurrentPath(config.Expand(st.LogDir, env))
+			dir := config.Expand(st.LogDir, env)
+			if len(dir) > config.MaxPath {
+				// ${VAR}s make it longer than any path: as written
+				// (bounded), not as many copies of VAR in every row.
+				dir = st.LogDir
+			}
+			cs.LogPath = svclog.CurrentPath(dir)
 		}
 		resp.Services = append(resp.Services, cs)
 	}
