@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 
+	"hinit/asuser"
 	"hinit/control"
 	"hinit/scandir"
 	"hinit/supervise"
@@ -17,8 +18,8 @@ func ApplyEvent(m *Manager, ev scandir.Event) { m.dyn.apply(ev) }
 // FailRemovals makes every removal of a scandir dir fail with err until
 // the returned function is called.
 func FailRemovals(err error) (restore func()) {
-	removeAll = func(*os.Root, string) error { return err }
-	return func() { removeAll = removeTree }
+	removeAll = func(*os.File, string) error { return err }
+	return func() { removeAll = asuser.RemoveAllAt }
 }
 
 // HoldRemovals makes every removal of a scandir dir wait for release,
@@ -28,15 +29,15 @@ func FailRemovals(err error) (restore func()) {
 // restore once no removal is under way.
 func HoldRemovals(after bool) (release, restore func()) {
 	gate := make(chan struct{})
-	removeAll = func(r *os.Root, name string) error {
+	removeAll = func(d *os.File, name string) error {
 		if after {
 			defer func() { <-gate }()
 		} else {
 			<-gate
 		}
-		return removeTree(r, name)
+		return asuser.RemoveAllAt(d, name)
 	}
-	return func() { close(gate) }, func() { removeAll = removeTree }
+	return func() { close(gate) }, func() { removeAll = asuser.RemoveAllAt }
 }
 
 // Leaving reports whether name's unregister is not over.

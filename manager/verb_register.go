@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"hinit/asuser"
 	"hinit/config"
@@ -232,21 +232,12 @@ func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Respo
 // removeAll removes name in the scandir r and all under it, never through
 // a symlink, with no descriptor per level of a tree the hermes user made
 // as deep as it likes (asuser.RemoveAllAt); a test makes it fail.
-var removeAll = removeTree
-
-func removeTree(r *os.Root, name string) error {
-	d, err := r.Open(".")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return asuser.RemoveAllAt(d, name)
-}
+var removeAll = asuser.RemoveAllAt
 
 // removeSlot removes the scandir dir name with the rights of whoever may:
 // root's for a dir root owns when root asked, the image user's otherwise
 // (a scandir write never yields root). Everything is done relative to the
-// scandir hinit watches (scandir.Watcher.OpenRoot), never through its
+// scandir hinit watches (scandir.Watcher.OpenDir), never through its
 // path: the image user may have put a symlink to any tree there, and
 // root would remove that tree's root-owned NAME. removeAll never follows
 // a symlink: a link in place of the dir is removed, not what it points
@@ -257,20 +248,21 @@ func (m *Manager) removeSlot(name string, root bool) error {
 	if w == nil {
 		return fmt.Errorf("remove %s: the scandir is not watched", dir)
 	}
-	r, err := w.OpenRoot()
+	d, err := w.OpenDir()
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
-	defer r.Close()
-	fi, err := r.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
+	defer d.Close()
+	var st unix.Stat_t
+	err = unix.Fstatat(int(d.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
-	remove := func() error { return removeAll(r, name) }
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == 0 && root {
+	remove := func() error { return removeAll(d, name) }
+	if st.Uid == 0 && root {
 		err = remove()
 	} else {
 		err = m.asUser(remove)

@@ -18,7 +18,7 @@ import (
 
 // Watcher reports the dynamic services of one scandir. Its state belongs to
 // the goroutine running Run; nothing else touches it, so it has no lock,
-// but for watched, which OpenRoot reads from any goroutine.
+// but for watched, which OpenDir reads from any goroutine.
 type Watcher struct {
 	dir string
 	max int
@@ -44,7 +44,7 @@ type Watcher struct {
 	// /run).
 	dev, ino uint64
 	// watched is dir, dev and ino once Run has begun to watch, for
-	// OpenRoot; nil before.
+	// OpenDir; nil before.
 	watched atomic.Pointer[watchedDir]
 	// begun is closed once Run has begun to watch, or failed to; ended
 	// once it has returned.
@@ -212,18 +212,17 @@ type watchedDir struct {
 	dev, ino uint64
 }
 
-// OpenRoot opens the scandir Run watches, for another goroutine to change
-// an entry of it (hsvc unregister removes a dir): by path, then checked to
-// be the very dir watched, so that nothing is done through a path the
-// scandir's owner replaced since (it may rename the scandir, even in
-// /run, and put anything in its place). The path is opened as Run opens
-// it (openScandir): never following a symlink, and as a dir only, so that
-// a FIFO put there makes no thread of PID 1 wait for a writer, nor a link
-// to a terminal become PID 1's controlling terminal; os.OpenRoot(path)
-// would do both. The os.Root never leaves that dir. It fails before Run
-// has begun to watch, and with ErrScandirGone once the dir at the path is
-// another.
-func (w *Watcher) OpenRoot() (*os.Root, error) {
+// OpenDir opens the scandir Run watches, for another goroutine to change
+// an entry of it relative to the descriptor (hsvc unregister removes a
+// dir): by path, then checked to be the very dir watched, so that nothing
+// is done through a path the scandir's owner replaced since (it may
+// rename the scandir, even in /run, and put anything in its place). The
+// path is opened as Run opens it (openScandir): never following a symlink,
+// and as a dir only, so that a FIFO put there makes no thread of PID 1
+// wait for a writer, nor a link to a terminal become PID 1's controlling
+// terminal (os.OpenRoot(path) did both). It fails before Run has begun to
+// watch, and with ErrScandirGone once the dir at the path is another.
+func (w *Watcher) OpenDir() (*os.File, error) {
 	at := w.watched.Load()
 	if at == nil {
 		return nil, errors.New("scandir: not watched yet")
@@ -232,17 +231,12 @@ func (w *Watcher) OpenRoot() (*os.Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
 	}
-	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Dev != at.dev || st.Ino != at.ino {
+		unix.Close(fd)
 		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
 	}
-	// os makes a Root from a name only: this one names the dir fd holds.
-	r, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d", fd))
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", at.dir, err)
-	}
-	return r, nil
+	return os.NewFile(uintptr(fd), at.dir), nil
 }
 
 // Watches reports whether the dir of device dev and inode ino is the

@@ -566,13 +566,13 @@ func TestSyncCatchesUp(t *testing.T) {
 	}
 }
 
-// OpenRoot reaches the scandir by path, which its owner may replace (it
+// OpenDir reaches the scandir by path, which its owner may replace (it
 // may rename the scandir, even in a sticky /run): a FIFO there must not
 // hold the opener until a writer comes (each hsvc unregister was a thread
 // of PID 1 blocked for good), and a symlink, to a terminal say (PID 1's
 // controlling terminal then), must not be followed. Both are another dir's
 // place: ErrScandirGone, at once. The very dir, renamed back, opens again.
-func TestOpenRootRefusesWhatReplacedTheScandir(t *testing.T) {
+func TestOpenDirRefusesWhatReplacedTheScandir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "service")
 	must(t, os.Mkdir(dir, 0o755))
 	w := New(dir, 1000, discardLogger())
@@ -582,7 +582,7 @@ func TestOpenRootRefusesWhatReplacedTheScandir(t *testing.T) {
 	if ev := <-out; !ev.Synced {
 		t.Fatalf("first event %+v, want Synced", ev)
 	}
-	r, err := w.OpenRoot()
+	r, err := w.OpenDir()
 	must(t, err)
 	r.Close()
 	moved := dir + ".old"
@@ -606,7 +606,7 @@ func TestOpenRootRefusesWhatReplacedTheScandir(t *testing.T) {
 		must(t, plant.make())
 		opened := make(chan error, 1)
 		go func() {
-			r, err := w.OpenRoot()
+			r, err := w.OpenDir()
 			if err == nil {
 				r.Close()
 			}
@@ -622,13 +622,13 @@ func TestOpenRootRefusesWhatReplacedTheScandir(t *testing.T) {
 			if fd, err := unix.Open(dir, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
 				unix.Close(fd)
 			}
-			t.Errorf("%s at the scandir's path: OpenRoot still waits after 10s", plant.what)
+			t.Errorf("%s at the scandir's path: OpenDir still waits after 10s", plant.what)
 			<-opened
 		}
 		must(t, os.Remove(dir))
 	}
 	must(t, os.Rename(moved, dir))
-	r, err = w.OpenRoot()
+	r, err = w.OpenDir()
 	if err != nil {
 		t.Fatalf("the scandir renamed back: %v", err)
 	}
