@@ -51,6 +51,10 @@ var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT,
 // the runtime cannot pass on SIGRTMIN (34) nor SIGPROF at all.
 var bareForwarded = []os.Signal{syscall.SIGPWR, syscall.Signal(37)}
 
+// parentDied is why a shutdown -p's signal began begins: a shutdown
+// request, with its deadline.
+const parentDied = "hinit's parent died"
+
 // beginsShutdown reports whether a received signal also shuts down: TERM,
 // INT and QUIT (SPEC §2), but for QUIT in the bare mode, which only
 // forwards it, as tini does: a JVM's thread dump (docker kill -s QUIT)
@@ -328,12 +332,17 @@ func (h *hinit) loop() int {
 			close(finished)
 		}()
 	}
-	begin := func(why string, mainSignalled bool) {
-		if h.set.waitMain && mainSignalled && finished == nil {
-			// Bare, no HINIT_SHUTDOWN_TIMEOUT: as tini, wait for
-			// main as long as it takes (settings.waitMain). Its
-			// exit begins the deadline, for what it leaves behind.
-			h.log.Info("shutting down: " + why + "; waiting for main")
+	waiting := false // for a signalled main, with no deadline (settings.waitMain)
+	// begin begins the shutdown (why); mainSignalled: main has had its
+	// signal; wait: main is waited for with no deadline, as tini waits
+	// (settings.waitMain), and its exit begins the deadline, for what it
+	// leaves behind.
+	begin := func(why string, mainSignalled, wait bool) {
+		if wait && finished == nil {
+			if !waiting {
+				waiting = true
+				h.log.Info("shutting down: " + why + "; waiting for main")
+			}
 			return
 		}
 		if deadline.IsZero() {
@@ -363,12 +372,17 @@ func (h *hinit) loop() int {
 		case sig := <-h.sigs:
 			h.forward(sig)
 			name := signame.Text(sig.(syscall.Signal))
+			orphaned := sig == h.opts.pdeath && h.parentGone()
 			switch {
 			case h.beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
 				h.resumeMain() // a stopped main would only get its signal at the deadline's SIGKILL
-				begin("received "+name, true)
-			case sig == h.opts.pdeath && h.parentGone():
-				begin("hinit's parent died ("+name+")", false) // main gets TERM too
+				if orphaned {  // -p SIGTERM: main has it, and the request has its deadline
+					begin(parentDied+" ("+name+")", true, false)
+				} else {
+					begin("received "+name, true, h.set.waitMain)
+				}
+			case orphaned:
+				begin(parentDied+" ("+name+")", false, false) // main gets TERM too
 			}
 		case s := <-h.reaper.Stops():
 			if s.PID == h.main.pid {
@@ -393,7 +407,7 @@ func (h *hinit) loop() int {
 				// running, to the next subreaper or init).
 				return h.opts.exitStatus(h.set.cfg.Main, st.ExitStatus())
 			}
-			begin("main exited", false)
+			begin("main exited", false, false)
 		case req := <-h.stopRequest:
 			why := "requested"
 			var answer error
@@ -409,7 +423,7 @@ func (h *hinit) loop() int {
 				why = fmt.Sprintf("requested with exit status %d", req.code)
 			}
 			req.answer <- answer
-			begin(why, false)
+			begin(why, false, false)
 		case <-overdue:
 			stop(true)
 		case <-finished:

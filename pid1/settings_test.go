@@ -49,7 +49,9 @@ func TestWaitMainSetting(t *testing.T) {
 		t.Skipf("%s exists here: no bare mode", DefaultConfig)
 	}
 	file := filepath.Join(t.TempDir(), "hinit.yaml")
-	os.WriteFile(file, []byte("services: {}\n"), 0o644)
+	if err := os.WriteFile(file, []byte("services: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		env      map[string]string
 		bare     bool

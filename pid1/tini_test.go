@@ -121,6 +121,22 @@ func TestTiniParentDeathSignalAsPID1(t *testing.T) {
 	}
 }
 
+// -p's signal is a shutdown request, with its deadline, also when it is
+// the SIGTERM a bare hinit otherwise waits out for as long as main takes
+// (settings.waitMain): as PID 1, every SIGTERM is then the parent's death.
+func TestTiniParentDeathTERMHasTheDeadline(t *testing.T) {
+	p := startInit(t, initOpts{as: "tini", bare: true, flags: []string{"-v", "-v", "-p", "SIGTERM"},
+		args: []string{"/bin/sh", "-c", "trap 'exit 5' TERM; echo ready; while :; do sleep 1; done"}})
+	p.waitOutput("ready", false)
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 5 {
+		t.Errorf("exit %d, want main's 5", code)
+	}
+	if s := p.stderr.String(); !strings.Contains(s, "shutting down: hinit's parent died (SIGTERM)") || strings.Contains(s, "waiting for main") {
+		t.Errorf("stderr %q, want the parent's death, with its deadline", s)
+	}
+}
+
 // Reaping and signals in tini's three non-PID-1 set-ups: under a subreaper
 // parent, with -s, and with TINI_SUBREAPER. Orphans of main are reaped,
 // and TERM, USR1 and USR2 to hinit end a main that does not catch them
