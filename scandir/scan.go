@@ -53,7 +53,7 @@ func (w *Watcher) rescan(ctx context.Context, out chan<- Event) bool {
 	}
 	w.sayOver()
 	w.overSaid = false
-	w.scanEnd, w.rescanAt = time.Now(), time.Time{}
+	w.scanEnd, w.rescanAt, w.lost = time.Now(), time.Time{}, false
 	w.scanCost = w.scanEnd.Sub(w.lastScan)
 	for _, b := range w.afterRescan { // Syncs that waited for this rescan
 		if !send(ctx, out, Event{Barrier: b}) {

@@ -54,10 +54,12 @@ type Watcher struct {
 	// (nil while polling, or before Run reads).
 	syncs chan chan<- struct{}
 	waker atomic.Pointer[inotify]
-	// afterRescan are the barriers of Syncs answered while a rescan was
-	// due (rescanAt: an overflow's put off, or a failed listing's): what
-	// was lost with the queue is only found by that rescan, which sends
-	// them once it is done.
+	// lost: an inotify queue overflow lost events, and the rescan that
+	// finds what they said is due (rescanAt, put off). The barriers of
+	// Syncs answered meanwhile wait in afterRescan: that rescan sends them
+	// once it is done. A rescan due only to retry a failed listing holds
+	// no Sync: it may be a minute away, and finds nothing an event said.
+	lost        bool
 	afterRescan []chan<- struct{}
 	// chose are the entries of the scandir's path up to its last
 	// symlink when Run resolved it (trust.Resolve): whoever could
@@ -311,7 +313,7 @@ func (w *Watcher) answerSyncs(ctx context.Context, out chan<- Event, read func()
 	if !read() {
 		return true, false
 	}
-	if !w.rescanAt.IsZero() {
+	if w.lost {
 		w.afterRescan = append(w.afterRescan, barriers...)
 		return true, true
 	}
@@ -381,6 +383,9 @@ func (w *Watcher) handle(ctx context.Context, out chan<- Event, evs []rawEvent) 
 			w.log.Warn("scandir: inotify queue overflowed; rescanning")
 			return w.rescan(ctx, out), nil
 		}
+	}
+	if overflow {
+		w.lost = true // found by the rescan due
 	}
 	return w.update(ctx, out, dirty), nil
 }
