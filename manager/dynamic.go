@@ -126,6 +126,16 @@ func (d *dynamic) apply(ev scandir.Event) {
 			g.Remove(ev.Name, true)
 		}
 		d.note(ev.Name, "ignored: "+ev.Ignored)
+	case ev.Entry == nil && ev.Replaced:
+		// Another dir under the name: a new service, whose add
+		// follows. Nobody asked the old one to stop, so a gateway gets
+		// no planned-stop marker: it would record "stopped" for the
+		// profile whose new gateway runs.
+		d.note(ev.Name, "")
+		if existing != nil {
+			d.m.log.Info("service dir replaced by another: stopping the old one", "svc", ev.Name)
+			g.Remove(ev.Name, false)
+		}
 	case ev.Entry == nil:
 		d.note(ev.Name, "")
 		if existing != nil {

@@ -2,10 +2,14 @@ package manager_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"hinit/control"
 	"hinit/internal/testprog"
@@ -121,5 +125,34 @@ func hermesWriteDesired(t *testing.T, path, desired string) {
 	}
 	if err := os.Rename(path+".tmp", path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A gateway's s6 dir replaced by another under its name (renamed over it,
+// or removed and made again in one batch) is a new service; the old one
+// is stopped, but nobody asked for that stop: it gets no planned-stop
+// marker, which would have it record "stopped" for a profile whose new
+// gateway runs. (The fixture's gateway exits 0 on TERM with the marker, 1
+// without.)
+func TestS6GatewayReplacedGetsNoPlannedStop(t *testing.T) {
+	f, _ := s6GatewayHermes(t)
+	old := f.Status("gateway-coder").PID
+	tmp := filepath.Join(f.Scandir, ".gateway-coder.new")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "run"), []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, filepath.Join(f.Scandir, "gateway-coder"), unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("SKIPPED LOUDLY: RENAME_EXCHANGE: %v", err)
+	}
+	if err := os.RemoveAll(tmp); err != nil { // the old dir
+		t.Fatal(err)
+	}
+	exited := fmt.Sprintf("msg=exited svc=gateway-coder pid=%d ", old)
+	testprog.WaitFor(t, 10*time.Second, "the old gateway's exit", func() bool { return strings.Contains(f.Logged.String(), exited) })
+	if want := exited + "code=1\n"; !strings.Contains(f.Logged.String(), want) {
+		t.Errorf("the replaced gateway's exit: want %q (no planned-stop marker), log:\n%s", want, f.Logged.String())
 	}
 }

@@ -56,7 +56,7 @@ func (b *book) apply(found map[string]*Entry) (evs []Event, newlyRefused, unkept
 			// as s6-svscan, which knows dirs by device and inode, sees
 			// it; it keeps its slot for the new one.
 			b.accepted[n] = e.kept()
-			evs = append(evs, Event{Name: n})
+			evs = append(evs, Event{Name: n, Replaced: true})
 			changed = append(changed, Event{Name: n, Entry: copyEntry(*e)})
 		case acc && !old.same(*e):
 			b.accepted[n] = e.kept()

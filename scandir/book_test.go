@@ -42,7 +42,7 @@ func TestBookServicesMax(t *testing.T) {
 		{"accepted changed", 2, []batch{{"a": e("a")}, {"a": down("a")}},
 			[]string{"a"}, nil, []string{"+a(down)"}, nil},
 		{"another dir under an accepted name is a removal, then an add", 2, []batch{{"a": e("a"), "b": e("b")}, {"a": other("a")}},
-			[]string{"a", "b"}, nil, []string{"-a", "+a"}, nil},
+			[]string{"a", "b"}, nil, []string{"-a(replaced)", "+a"}, nil},
 		{"another dir under a refused name is silent", 1, []batch{{"a": e("a"), "b": e("b")}, {"b": other("b")}},
 			[]string{"a"}, []string{"b"}, nil, nil},
 		{"refused gone", 1, []batch{{"a": e("a"), "b": e("b")}, {"b": nil}},
@@ -121,6 +121,8 @@ func short(evs []Event) []string {
 		switch {
 		case ev.Refused:
 			s = append(s, "!"+ev.Name)
+		case ev.Entry == nil && ev.Replaced:
+			s = append(s, "-"+ev.Name+"(replaced)")
 		case ev.Entry == nil:
 			s = append(s, "-"+ev.Name)
 		case ev.Entry.Down:

@@ -171,17 +171,20 @@ func errText(err error) string {
 //	Ignored != "" the entry is there but is no service dir (a symlink, not a
 //	              dir, a name the name rule refuses, one that cannot be
 //	              stat'ed or opened): why, at most errcap.Max bytes
-//	none          the service is gone: stop and forget it
+//	none          the service is gone: stop and forget it; Replaced says
+//	              another dir took the name (its Entry follows): nobody
+//	              asked for a stop
 //
 // One Event has Synced set and an empty Name: it follows the first scan, once
 // every service present when Run started has been reported. An Event with
 // Barrier set and an empty Name follows what a Sync asked for: the
 // consumer closes Barrier once it has applied the Events before it.
 type Event struct {
-	Name    string
-	Entry   *Entry
-	Refused bool
-	Ignored string
-	Synced  bool
-	Barrier chan<- struct{}
+	Name     string
+	Entry    *Entry
+	Refused  bool
+	Ignored  string
+	Replaced bool
+	Synced   bool
+	Barrier  chan<- struct{}
 }
