@@ -133,8 +133,8 @@ func (p Program) workdir() (dir string, err error) {
 	if p.Workdir == "" && (!p.InHome || p.User == nil) {
 		return "", nil // hinit's own: nothing to look at
 	}
-	var who *account.Account // nil: hinit's own rights
-	if p.Switch {
+	var who *account.Account // nil: hinit's own rights, quiet, with no turn of account.Do taken
+	if p.Switch && p.User != nil && p.User.UID != 0 {
 		who = p.User
 	}
 	err = account.Do(who, func() error {
