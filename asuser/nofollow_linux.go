@@ -92,6 +92,21 @@ func OpenRegular(path string) (*os.File, error) {
 // never a mix. A symlink at path is replaced, not followed. perm is the mode
 // of the new file, exactly (the umask does not apply).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteFileAtomicIf(path, data, perm, nil)
+}
+
+// ErrReplaced is WriteFileAtomicIf's error when what is at path is not what
+// its caller read.
+var ErrReplaced = errors.New("replaced by another writer meanwhile")
+
+// WriteFileAtomicIf is WriteFileAtomic for a caller that read path and
+// merged into what it read: once the temporary file is written and synced,
+// just before the rename, same is called with what is at path now (its
+// lstat; nil when nothing is), and when it says another writer replaced
+// or rewrote the file since the read, path is left as it is and the error
+// wraps ErrReplaced: the caller reads again and merges again. A nil same
+// checks nothing.
+func WriteFileAtomicIf(path string, data []byte, perm os.FileMode, same func(now *unix.Stat_t) bool) error {
 	dir, base := filepath.Split(filepath.Clean(path))
 	dfd, err := walkDir(dir, false, 0)
 	if err != nil {
@@ -101,6 +116,17 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	tmp, err := writeTemp(dfd, base, data, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if same != nil {
+		var st unix.Stat_t
+		now := &st
+		if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			now = nil
+		}
+		if !same(now) {
+			unix.Unlinkat(dfd, tmp, 0)
+			return fmt.Errorf("write %s: %w", path, ErrReplaced)
+		}
 	}
 	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
 		unix.Unlinkat(dfd, tmp, 0)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/asuser"
 )
 
@@ -74,30 +76,53 @@ func validState(s string) bool {
 // utf-8-sig), and the file's permission bits; errors wrap ErrMissing,
 // ErrSymlink, ErrCorrupt or ErrBudget.
 func readFile(path string, limit int, budget *Budget) ([]byte, os.FileMode, error) {
+	data, v, err := readVersion(path, limit, budget)
+	return data, v.mode, err
+}
+
+// version tells one content of a file from another written over it, by a
+// rename or in place; a missing file's is the zero version.
+type version struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+	mode         os.FileMode // permission bits only
+}
+
+// versionOf is the version of the file st describes (nil: none there).
+func versionOf(st *unix.Stat_t) version {
+	if st == nil {
+		return version{}
+	}
+	return version{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim, mode: os.FileMode(st.Mode & 0o777)}
+}
+
+// readVersion is readFile that also returns the version of what it read.
+func readVersion(path string, limit int, budget *Budget) ([]byte, version, error) {
 	f, err := asuser.OpenRegular(path)
 	switch {
 	case errors.Is(err, asuser.ErrSymlink):
-		return nil, 0, fmt.Errorf("read %s: %w", path, ErrSymlink)
+		return nil, version{}, fmt.Errorf("read %s: %w", path, ErrSymlink)
 	case errors.Is(err, os.ErrNotExist):
-		return nil, 0, fmt.Errorf("read %s: %w", path, ErrMissing)
+		return nil, version{}, fmt.Errorf("read %s: %w", path, ErrMissing)
 	case errors.Is(err, asuser.ErrNotRegular):
-		return nil, 0, fmt.Errorf("read %s: %w: not a regular file", path, ErrCorrupt)
+		return nil, version{}, fmt.Errorf("read %s: %w: not a regular file", path, ErrCorrupt)
 	case err != nil:
-		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+		return nil, version{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, version{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	data, spent, err := budget.take(f, limit)
 	switch {
 	case err != nil:
-		return nil, 0, fmt.Errorf("read %s: %w", path, err)
+		return nil, version{}, fmt.Errorf("read %s: %w", path, err)
 	case spent:
-		return nil, 0, fmt.Errorf("%s %w", path, ErrBudget)
+		return nil, version{}, fmt.Errorf("%s %w", path, ErrBudget)
 	case len(data) > limit:
-		return nil, 0, fmt.Errorf("read %s: %w: larger than %d bytes", path, ErrCorrupt, limit)
+		return nil, version{}, fmt.Errorf("read %s: %w: larger than %d bytes", path, ErrCorrupt, limit)
 	}
-	return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), st.Mode().Perm(), nil
+	return bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), versionOf(&st), nil
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/asuser"
 )
 
@@ -39,16 +41,41 @@ func SetDesired(path, desired string, now time.Time) error {
 	}
 	setting.Lock()
 	defer setting.Unlock()
-	data, mode, err := readFile(path, maxSize, nil)
+	// The gateway rewrites the file whole whenever its state changes: one
+	// of its writes that landed between the read and the rename would be
+	// undone by the rename. So the file is checked to be the one read just
+	// before the rename, and read and merged again when it is not.
+	for merges := 1; ; merges++ {
+		replaced, err := mergeDesired(path, desired, now)
+		if errors.Is(err, asuser.ErrReplaced) && merges < maxMerges {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("set desired state: %w", err)
+		}
+		return writeRecord(path, desired, replaced, now)
+	}
+}
+
+// maxMerges bounds how many times SetDesired reads and merges again into
+// a file another writer keeps replacing.
+const maxMerges = 8
+
+// mergeDesired is one read, merge and rename of SetDesired. It returns the
+// desired state it replaced, or an error that wraps asuser.ErrReplaced when
+// the file changed before the rename (and was left as it is).
+func mergeDesired(path, desired string, now time.Time) (string, error) {
+	data, read, err := readVersion(path, maxSize, nil)
+	mode := read.mode
 	obj := &object{index: map[string]int{}}
 	switch {
 	case errors.Is(err, ErrMissing):
 		mode = newFileMode
 	case err != nil:
-		return fmt.Errorf("set desired state: %w", err)
+		return "", err
 	default:
 		if obj, err = parseObject(data); err != nil {
-			return fmt.Errorf("set desired state: read %s: %w", path, err)
+			return "", fmt.Errorf("read %s: %w", path, err)
 		}
 	}
 	replaced := obj.desired()
@@ -60,15 +87,13 @@ func SetDesired(path, desired string, now time.Time) error {
 		}
 	}
 	if err := obj.set("desired_state", desired); err != nil {
-		return err
+		return "", err
 	}
 	if err := obj.set("updated_at", Timestamp(now)); err != nil {
-		return err
+		return "", err
 	}
-	if err := asuser.WriteFileAtomic(path, obj.encode(), mode); err != nil {
-		return fmt.Errorf("set desired state: %w", err)
-	}
-	return writeRecord(path, desired, replaced, now)
+	same := func(now *unix.Stat_t) bool { return versionOf(now) == read }
+	return replaced, asuser.WriteFileAtomicIf(path, obj.encode(), mode, same)
 }
 
 // Seed creates path holding {"gateway_state":"running"} when nothing is

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"hinit/internal/hangfs"
 )
 
 var testNow = time.Date(2026, 5, 21, 6, 18, 5, 123456789, time.FixedZone("CEST", 2*3600))
@@ -246,5 +248,60 @@ func TestRevertAcrossTwoSameWrites(t *testing.T) {
 	got, err := ReadDesired(path)
 	if got != Stopped {
 		t.Errorf("desired %q (%v), want stopped", got, err)
+	}
+}
+
+// TestSetDesiredKeepsAConcurrentGatewayWrite: hermes' gateway rewrites
+// gateway_state.json whole (write_runtime_status: temp file, rename) on
+// every change of its state. A write of the gateway that lands while
+// SetDesired is between its read of the file and its rename must not be
+// undone by that rename: hinit owns desired_state and updated_at only,
+// every other field is the gateway's ("other fields kept",
+// docs/hermes-adapter.md). hangfs holds SetDesired in its write(2) of the
+// temp file, after its read: the gateway's rename happens exactly there.
+func TestSetDesiredKeepsAConcurrentGatewayWrite(t *testing.T) {
+	h := hangfs.Mount(t)
+	os.Chown(h.Backing, hermes.UID, hermes.GID)
+	os.Chmod(h.Dir, 0o755)
+	os.Chmod(filepath.Dir(h.Dir), 0o755)               // t.TempDir's, root's 0700
+	os.Chmod(filepath.Dir(filepath.Dir(h.Dir)), 0o755) // and its parent
+	backing := filepath.Join(h.Backing, "gateway_state.json")
+	writeFile(t, backing, `{"pid":41,"gateway_state":"starting","desired_state":"running","updated_at":"2026-05-21T06:18:05.000000+00:00"}`)
+	os.Chown(backing, hermes.UID, hermes.GID)
+	// The gateway's next write, made ready before the hang: it reached
+	// running and its platform connected.
+	gwTmp := filepath.Join(h.Backing, ".gateway_state_x.tmp")
+	writeFile(t, gwTmp, `{"pid":41,"gateway_state":"running","desired_state":"running","platforms":{"telegram":{"state":"connected"}},"updated_at":"2026-05-21T06:18:06.000000+00:00"}`)
+
+	h.Hang()
+	done := make(chan error, 1)
+	go func() {
+		done <- asHermes(t, func() error { return SetDesired(filepath.Join(h.Dir, "gateway_state.json"), Stopped, testNow) })
+	}()
+	select {
+	case <-h.Stuck(): // SetDesired has read the file and is writing its temp file
+	case err := <-done:
+		t.Fatalf("SetDesired ended before its write: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("SetDesired never wrote")
+	}
+	if err := os.Rename(gwTmp, backing); err != nil { // the gateway's write lands
+		t.Fatal(err)
+	}
+	h.Release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(readString(t, backing)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["desired_state"] != Stopped {
+		t.Errorf("desired_state = %v, want stopped", doc["desired_state"])
+	}
+	if doc["gateway_state"] != "running" || doc["platforms"] == nil {
+		t.Errorf("the gateway's concurrent write is lost: gateway_state = %v, platforms = %v (file: %s)",
+			doc["gateway_state"], doc["platforms"], readString(t, backing))
 	}
 }

@@ -177,6 +177,10 @@ func (f file) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
 
 func (f file) Flush(ctx context.Context) syscall.Errno { return f.fh.(fs.FileFlusher).Flush(ctx) }
 
+func (f file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
+	return f.fh.(fs.FileFsyncer).Fsync(ctx, flags)
+}
+
 func (f file) Release(ctx context.Context) syscall.Errno { return f.fh.(fs.FileReleaser).Release(ctx) }
 
 // wait holds a request while the FS is hung (for every operation, or for
