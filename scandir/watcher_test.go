@@ -440,24 +440,37 @@ func TestScandirRemovedEndsRun(t *testing.T) {
 // scandir is removed.
 func scandirRemovedEndsRun(t *testing.T) {
 	t.Helper()
-	parent := t.TempDir()
-	dir := filepath.Join(parent, "service")
+	_, dir, done := runEmpty(t)
+	must(t, os.Remove(dir))
+	waitRunGone(t, done)
+}
+
+// runEmpty runs a Watcher on a new empty scandir until its first scan is
+// done; done gets what Run returns.
+func runEmpty(t *testing.T) (w *Watcher, dir string, done <-chan error) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "service")
 	must(t, os.Mkdir(dir, 0o755))
-	w := New(dir, 1000, discardLogger())
+	w = New(dir, 1000, discardLogger())
 	out := make(chan Event, 8)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(context.Background(), out) }()
+	ended := make(chan error, 1)
+	go func() { ended <- w.Run(context.Background(), out) }()
 	if ev := <-out; !ev.Synced {
 		t.Fatalf("first event %+v, want Synced", ev)
 	}
-	must(t, os.Remove(dir))
+	return w, dir, ended
+}
+
+// waitRunGone waits for Run to return ErrScandirGone.
+func waitRunGone(t *testing.T, done <-chan error) {
+	t.Helper()
 	select {
 	case err := <-done:
 		if !errors.Is(err, ErrScandirGone) {
 			t.Fatalf("Run = %v, want ErrScandirGone", err)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after its scandir was removed")
+		t.Fatal("Run did not return after its scandir was removed or moved")
 	}
 }
 
@@ -573,28 +586,13 @@ func TestSyncCatchesUp(t *testing.T) {
 // controlling terminal then), must not be followed. Both are another dir's
 // place: ErrScandirGone, at once. The very dir, renamed back, opens again.
 func TestOpenDirRefusesWhatReplacedTheScandir(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "service")
-	must(t, os.Mkdir(dir, 0o755))
-	w := New(dir, 1000, discardLogger())
-	out := make(chan Event, 8)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(context.Background(), out) }()
-	if ev := <-out; !ev.Synced {
-		t.Fatalf("first event %+v, want Synced", ev)
-	}
+	w, dir, done := runEmpty(t)
 	r, err := w.OpenDir()
 	must(t, err)
 	r.Close()
 	moved := dir + ".old"
 	must(t, os.Rename(dir, moved))
-	select { // the watcher stops; what it registered stays, and may be unregistered
-	case err := <-done:
-		if !errors.Is(err, ErrScandirGone) {
-			t.Fatalf("Run = %v, want ErrScandirGone", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after its scandir was moved")
-	}
+	waitRunGone(t, done) // the watcher stops; what it registered stays, and may be unregistered
 	for _, plant := range []struct {
 		what string
 		make func() error
