@@ -375,8 +375,13 @@ func (h *hinit) loop() int {
 			orphaned := sig == h.opts.pdeath && h.parentGone()
 			switch {
 			case h.beginsShutdown(sig) && !slices.Contains(h.ignoredAtStart, sig):
-				h.resumeMain() // a stopped main would only get its signal at the deadline's SIGKILL
-				if orphaned {  // -p SIGTERM: main has it, and the request has its deadline
+				// A stopped main would only get its signal at the
+				// deadline's SIGKILL.
+				h.resumeMain()
+				if orphaned && h.set.waitMain {
+					// -p SIGTERM: main has it, and the request
+					// has its deadline, which a bare hinit's
+					// wait would leave out.
 					begin(parentDied+" ("+name+")", true, false)
 				} else {
 					begin("received "+name, true, h.set.waitMain)
