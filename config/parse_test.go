@@ -322,9 +322,9 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 	},
 	{
 		name: "paths past PATH_MAX or with a control character",
-		yaml: "services:\n  web: {command: [w], log: {dir: \"/" + strings.Repeat("<", 4096) + "\"}}\n  tab: {command: [w], workdir: \"/a\\tb\"}\n  ok: {command: [w], workdir: \"/" + strings.Repeat("d", 4095) + "\"}\n",
+		yaml: "services:\n  web: {command: [w], log: {dir: \"/" + strings.Repeat("<", 4095) + "\"}}\n  tab: {command: [w], workdir: \"/a\\tb\"}\n  ok: {command: [w], workdir: \"/" + strings.Repeat("d", 4094) + "\"}\n",
 		want: []string{
-			`hinit.yaml:2: services.web.log.dir: a path of 4097 bytes: at most 4096`,
+			`hinit.yaml:2: services.web.log.dir: a path of 4096 bytes: at most 4095`,
 			`hinit.yaml:3: services.tab.workdir: "/a\tb" holds a control character`,
 		},
 	},

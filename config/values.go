@@ -275,6 +275,6 @@ func (d *decoder) absPath(n *yaml.Node, path string) string {
 	return p
 }
 
-// MaxPath is the longest path a definition may give: PATH_MAX, past which
-// no system call takes one.
-const MaxPath = 4096
+// MaxPath is the longest path a definition may give: PATH_MAX (4096) with
+// its NUL, past which no system call takes one.
+const MaxPath = 4095

@@ -357,7 +357,7 @@ func (a *answerWith) Handle(context.Context, Caller, *Request) *Response {
 // (6 bytes each) made a status of a thousand rows, each with a log path of
 // '<' the hermes user chose, a gigabyte of PID 1 and more than hsvc reads.
 func TestAnswerIsNotHTMLEscaped(t *testing.T) {
-	logPath := "/" + strings.Repeat("<", 4095)
+	logPath := "/" + strings.Repeat("<", 4094)
 	path := startServer(t, "", &answerWith{OK: true, Services: []Status{{Name: "x", Reason: "<a&b>", LogPath: logPath}}}, nil)
 	conn, err := net.Dial("unix", path)
 	if err != nil {
