@@ -374,17 +374,19 @@ func (w *Watcher) handle(ctx context.Context, out chan<- Event, evs []rawEvent) 
 	if err != nil {
 		return false, err
 	}
-	if overflow && w.rescanAt.IsZero() {
+	if overflow {
 		gap := max(w.OverflowGap, 4*w.scanCost)
-		if due := w.scanEnd.Add(gap); time.Now().Before(due) {
-			w.log.Warn("scandir: inotify queue overflowed; rescanning soon", "in", time.Until(due).Round(time.Millisecond))
-			w.rescanAt = due // the events meanwhile are still handled
-		} else {
+		due := w.scanEnd.Add(gap)
+		if !time.Now().Before(due) {
 			w.log.Warn("scandir: inotify queue overflowed; rescanning")
 			return w.rescan(ctx, out), nil
 		}
-	}
-	if overflow {
+		// Put off, the events meanwhile still handled; a failed
+		// listing's retry due later is brought forward.
+		if w.rescanAt.IsZero() || due.Before(w.rescanAt) {
+			w.log.Warn("scandir: inotify queue overflowed; rescanning soon", "in", time.Until(due).Round(time.Millisecond))
+			w.rescanAt = due
+		}
 		w.lost = true // found by the rescan due
 	}
 	return w.update(ctx, out, dirty), nil
