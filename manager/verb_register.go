@@ -261,16 +261,11 @@ func (m *Manager) removeSlot(name string, root bool) error {
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
-	remove := func() error { return removeAll(d, name) }
+	remove := func() error { return removeAll(d, name) } // its errors name the path
 	if st.Uid == 0 && root {
-		err = remove()
-	} else {
-		err = m.asUser(remove)
+		return remove()
 	}
-	if err != nil {
-		return fmt.Errorf("remove %s: %w", dir, err)
-	}
-	return nil
+	return m.asUser(remove)
 }
 
 // waitAdded waits until the scandir watcher has added name, or has noted
