@@ -229,7 +229,7 @@ func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Respo
 	return control.OK()
 }
 
-// removeAll removes name in the scandir r and all under it, never through
+// removeAll removes name in the scandir dir d and all under it, never through
 // a symlink, with no descriptor per level of a tree the hermes user made
 // as deep as it likes (asuser.RemoveAllAt); a test makes it fail.
 var removeAll = asuser.RemoveAllAt

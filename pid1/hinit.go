@@ -51,8 +51,8 @@ var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT,
 // the runtime cannot pass on SIGRTMIN (34) nor SIGPROF at all.
 var bareForwarded = []os.Signal{syscall.SIGPWR, syscall.Signal(37)}
 
-// parentDied is why a shutdown -p's signal began begins: a shutdown
-// request, with its deadline.
+// parentDied begins the reason of a shutdown that -p's signal began: a
+// shutdown request, with its deadline.
 const parentDied = "hinit's parent died"
 
 // beginsShutdown reports whether a received signal also shuts down: TERM,
