@@ -101,6 +101,7 @@ type hinit struct {
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
 	ttyModes     *unix.Termios                     // with a terminal: its modes when hinit started, put back when main exits
 	lent         []lentFD                          // terminals main's user owns while main runs
+	flushLent    bool                              // a terminal was lent: its unread input is thrown away (flushInput)
 	exitBy       time.Time                         // once the shutdown begins: its deadline and shutdownMargin, when hinit must be gone
 }
 
@@ -135,6 +136,7 @@ func boot(args []string, opts *options) int {
 	}
 	defer func() { h.errOut.Close(h.stderrWait()) }() // last: after what release writes
 	defer h.errGate.release()
+	defer h.flushInput() // what main left behind typed after main's exit
 	h.setupSignals()
 	if !set.bare {
 		reserveThreads()

@@ -250,9 +250,12 @@ func (h *hinit) restoreTerminal() {
 	}
 }
 
-// lentFD is a terminal on one of main's fds whose owner was uid before
-// main's user was made its owner.
-type lentFD struct{ fd, uid int }
+// lentFD is a terminal on one of main's fds, and its owner, group and mode
+// before main's user was made its owner (who may change the mode meanwhile).
+type lentFD struct {
+	fd, uid, gid int
+	mode         uint32
+}
 
 // lendTerminal makes uid, main's user, the owner of the terminals on fds
 // 0-2 (group and mode kept), as runc does for `docker run -u USER -it` and
@@ -269,22 +272,42 @@ func lendTerminal(uid int) []lentFD {
 			continue
 		}
 		if unix.Fchown(fd, uid, -1) == nil {
-			lent = append(lent, lentFD{fd, int(st.Uid)})
+			lent = append(lent, lentFD{fd: fd, uid: int(st.Uid), gid: int(st.Gid), mode: st.Mode & 0o7777})
 		}
 	}
 	return lent
 }
 
 // giveBackTerminal gives the terminals lendTerminal lent to main's user
-// back to their owners: after main, the terminal is not the user's (a
-// nested hinit in someone's own terminal).
+// back to their owners, with the group and mode they had (main's user,
+// as their owner, may have made them world-writable): after main, the
+// terminal is not the user's (a nested hinit in someone's own terminal).
+// What main's user typed into it (TIOCSTI) and nobody has read yet is
+// thrown away, or the terminal's next reader, root's shell say, would run
+// it; flushInput does so again at hinit's end, after what main left
+// behind has been stopped.
 func (h *hinit) giveBackTerminal() {
+	if len(h.lent) > 0 {
+		h.flushLent = true
+	}
 	for _, l := range h.lent {
-		if err := unix.Fchown(l.fd, l.uid, -1); err != nil {
+		if err := unix.Fchown(l.fd, l.uid, l.gid); err != nil {
 			h.log.Debug("terminal owner not given back", "fd", l.fd, "err", err)
+		}
+		if err := unix.Fchmod(l.fd, l.mode); err != nil {
+			h.log.Debug("terminal mode not given back", "fd", l.fd, "err", err)
 		}
 	}
 	h.lent = nil
+	h.flushInput()
+}
+
+// flushInput throws away the input a terminal lent to main's user holds
+// unread (giveBackTerminal).
+func (h *hinit) flushInput() {
+	if h.flushLent && isTerminal(0) {
+		unix.IoctlSetInt(0, unix.TCFLSH, unix.TCIFLUSH)
+	}
 }
 
 // terminalModes are the modes of the terminal on fd, nil when it has none.

@@ -228,7 +228,7 @@ func TestTerminalOwnedByMainsUser(t *testing.T) {
 	}
 	id := testprog.UnusedUID(t)
 	p := startInit(t, initOpts{config: fmt.Sprintf("user: \"%d:%d\"\n", id, id), tty: tty,
-		args: []string{"/bin/sh", "-c", "printf 'opened\\n' >/dev/stdout && printf 'by name\\n' >$(tty)"}})
+		args: []string{"/bin/sh", "-c", "printf 'opened\\n' >/dev/stdout && printf 'by name\\n' >$(tty) && chmod 666 $(tty)"}})
 	tty.Close()
 	code := p.wait(15 * time.Second)
 	<-copied
@@ -243,6 +243,24 @@ func TestTerminalOwnedByMainsUser(t *testing.T) {
 	if ast.Uid != bst.Uid || ast.Gid != bst.Gid || after.Mode() != before.Mode() {
 		t.Errorf("terminal after main: %v %d:%d, want it back as hinit found it: %v %d:%d",
 			after.Mode(), ast.Uid, ast.Gid, before.Mode(), bst.Uid, bst.Gid)
+	}
+}
+
+// What main's user typed into the terminal lent to it (TIOCSTI), and nobody
+// read, is thrown away when main exits: the terminal's next reader, root's
+// shell around a hinit run in it, would run it as root.
+func TestLentTerminalInputThrownAway(t *testing.T) {
+	testprog.ExposeBinary(t)
+	_, tty, _, _ := openTerminal(t)
+	id := testprog.UnusedUID(t)
+	p := startInit(t, initOpts{config: fmt.Sprintf("user: \"%d:%d\"\n", id, id), tty: tty,
+		args: testprog.Command("type-in", "echo INJECTED\n")})
+	if code := p.wait(15 * time.Second); code != 0 {
+		t.Fatalf("exit %d, want main's 0", code)
+	}
+	// The test still holds the terminal open: it is its next reader.
+	if n, err := unix.IoctlGetInt(int(tty.Fd()), unix.TIOCINQ); err != nil || n != 0 {
+		t.Errorf("%d bytes (%v) of what main's user typed wait for the terminal's next reader", n, err)
 	}
 }
 

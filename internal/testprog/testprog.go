@@ -21,6 +21,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -91,6 +92,24 @@ var programs = map[string]func([]string) int{
 	"lease":       lease,
 	"leave-group": leaveGroup,
 	"hog":         hog,
+	"type-in":     typeIn,
+}
+
+// type-in TEXT: pushes TEXT into the input queue of the terminal on fd 0
+// (TIOCSTI), as if typed there: what its next reader reads.
+func typeIn(a []string) int {
+	if len(a) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: type-in TEXT")
+		return 2
+	}
+	for i := range len(a[0]) {
+		c := a[0][i]
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, 0, unix.TIOCSTI, uintptr(unsafe.Pointer(&c))); e != 0 {
+			fmt.Fprintln(os.Stderr, "TIOCSTI:", e)
+			return 1
+		}
+	}
+	return 0
 }
 
 // hog PROCS: writes its own pid to PROCS (a cgroup's cgroup.procs, so that
