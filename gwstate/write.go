@@ -92,7 +92,7 @@ func mergeDesired(path, desired string, now time.Time) (string, error) {
 	if err := obj.set("updated_at", Timestamp(now)); err != nil {
 		return "", err
 	}
-	same := func(now *unix.Stat_t) bool { return versionOf(now) == read }
+	same := func(st *unix.Stat_t) bool { return versionOf(st) == read }
 	return replaced, asuser.WriteFileAtomicIf(path, obj.encode(), mode, same)
 }
 

@@ -288,23 +288,30 @@ func (w *Watcher) lookDir(sfd int, name, path string) (*Entry, string) {
 }
 
 // openScandir opens the scandir for one batch of looks, if it is still the
-// dir Run began to watch. The error wraps ErrScandirGone when it is not,
-// and is the open's own otherwise (transient tells which may pass).
-func (w *Watcher) openScandir() (int, error) {
-	fd, err := unix.Open(w.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// dir Run began to watch (openWatched).
+func (w *Watcher) openScandir() (int, error) { return openWatched(w.dir, w.dev, w.ino) }
+
+// openWatched opens dir, if it is still the dir of dev and ino: never
+// following a symlink, and as a dir only, so that whatever the scandir's
+// owner put at its path (it may rename the scandir, even in /run) makes
+// no thread of PID 1 wait for a FIFO's writer, nor a link to a terminal
+// PID 1's controlling terminal. The error wraps ErrScandirGone when dir is
+// another, and is the system's own when it may pass (transient).
+func openWatched(dir string, dev, ino uint64) (int, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if transient(err) {
-		return -1, fmt.Errorf("open %s: %w", w.dir, err)
+		return -1, fmt.Errorf("open %s: %w", dir, err)
 	}
 	if err != nil {
-		return -1, fmt.Errorf("open %s: %w", w.dir, ErrScandirGone)
+		return -1, fmt.Errorf("open %s: %w", dir, ErrScandirGone)
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Dev != w.dev || st.Ino != w.ino {
+	if err := unix.Fstat(fd, &st); err != nil || st.Dev != dev || st.Ino != ino {
 		unix.Close(fd)
 		if transient(err) {
-			return -1, fmt.Errorf("stat %s: %w", w.dir, err)
+			return -1, fmt.Errorf("stat %s: %w", dir, err)
 		}
-		return -1, fmt.Errorf("open %s: %w", w.dir, ErrScandirGone)
+		return -1, fmt.Errorf("open %s: %w", dir, ErrScandirGone)
 	}
 	return fd, nil
 }

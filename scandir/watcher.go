@@ -216,27 +216,19 @@ type watchedDir struct {
 
 // OpenDir opens the scandir Run watches, for another goroutine to change
 // an entry of it relative to the descriptor (hsvc unregister removes a
-// dir): by path, then checked to be the very dir watched, so that nothing
-// is done through a path the scandir's owner replaced since (it may
-// rename the scandir, even in /run, and put anything in its place). The
-// path is opened as Run opens it (openScandir): never following a symlink,
-// and as a dir only, so that a FIFO put there makes no thread of PID 1
-// wait for a writer, nor a link to a terminal become PID 1's controlling
-// terminal (os.OpenRoot(path) did both). It fails before Run has begun to
-// watch, and with ErrScandirGone once the dir at the path is another.
+// dir): by path as Run opens it (openWatched; os.OpenRoot(path) waited on
+// a FIFO and took a terminal for PID 1's), then checked to be the very dir
+// watched, so that nothing is done through a path the scandir's owner
+// replaced since. It fails before Run has begun to watch, and with
+// ErrScandirGone once the dir at the path is another.
 func (w *Watcher) OpenDir() (*os.File, error) {
 	at := w.watched.Load()
 	if at == nil {
 		return nil, errors.New("scandir: not watched yet")
 	}
-	fd, err := unix.Open(at.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	fd, err := openWatched(at.dir, at.dev, at.ino)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Dev != at.dev || st.Ino != at.ino {
-		unix.Close(fd)
-		return nil, fmt.Errorf("open %s: %w", at.dir, ErrScandirGone)
+		return nil, err
 	}
 	return os.NewFile(uintptr(fd), at.dir), nil
 }
