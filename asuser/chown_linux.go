@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,8 +18,9 @@ type Tree struct {
 	// Change reports whether an entry, as its own descriptor shows it,
 	// gets the new owner.
 	Change func(st *unix.Stat_t) bool
-	// SameDev keeps the walk on the filesystem of the tree's top (a dir
-	// mounted inside it, and what is under it, is passed over).
+	// SameDev keeps the walk on the filesystem of the tree's top. (A
+	// mount inside the tree, a dir's or a file's, is always passed over,
+	// and what is under it: the operator's, who mounted it there.)
 	SameDev bool
 	// TopOnly changes the top dir alone, nothing under it.
 	TopOnly bool
@@ -25,9 +28,13 @@ type Tree struct {
 	// descriptor showed it before any change (the top too); nil: every
 	// dir.
 	Enter func(st *unix.Stat_t) bool
-	// Refused is told of each entry Change wanted but that is no dir and
-	// has other hard links: it is left alone (chowning it would change the
-	// file of whoever else it is linked from).
+	// Linked changes an entry Change wanted that is no dir and has other
+	// hard links. Without it such an entry is left alone and Refused is
+	// told of it: chowning it would change the file of whoever else it is
+	// linked from. With it, the caller's Change has judged the owner of
+	// every link (they are one inode): -from-uid, where only the old
+	// UID's files change.
+	Linked  bool
 	Refused func(path string)
 }
 
@@ -45,7 +52,11 @@ const MaxTreeDepth = 1024
 // once that descriptor has shown its owner and links (a symlink is changed
 // itself, never what it points to). A path walk (find -exec chown -h DIR/SUB/FILE)
 // follows a dir that the tree's owner swapped for a symlink meanwhile, to
-// any file of the system, root's. An entry that cannot be read or changed
+// any file of the system, root's. A mount inside the tree (a dir or a
+// file mounted there, told by its mount ID) is never changed nor gone
+// into: a dir holding a mount can be renamed, so the tree's owner may move
+// a host dir bind-mounted elsewhere in the volume into a tree root
+// chowns. An entry that cannot be read or changed
 // is passed over; the first such error is returned once the rest is done.
 func ChownTree(path string, t Tree) error {
 	path = filepath.Clean(path) // "/opt/data/": its last dir is data
@@ -76,15 +87,35 @@ func ChownTree(path string, t Tree) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	w := treeWalk{Tree: t, dev: st.Dev}
+	mnt, err := mountID(fd)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	w := treeWalk{Tree: t, dev: st.Dev, mnt: mnt, inMount: true}
 	w.dir(fd, path, &st, 0)
 	return w.first
 }
 
 type treeWalk struct {
 	Tree
-	dev   uint64 // the top's filesystem
-	first error
+	dev     uint64 // the top's filesystem
+	mnt     uint64 // the top's mount
+	inMount bool   // a tree: every entry must be on mnt (a file alone is not)
+	first   error
+}
+
+// otherMount reports whether fd, an entry of the tree, is on another mount
+// than the top (a mount point, or what cannot be told is): passed over.
+func (w *treeWalk) otherMount(fd int, path string) bool {
+	if !w.inMount {
+		return false
+	}
+	id, err := mountID(fd)
+	if err != nil {
+		w.note(path, err)
+		return true
+	}
+	return id != w.mnt
 }
 
 func (w *treeWalk) note(path string, err error) {
@@ -140,7 +171,7 @@ func (w *treeWalk) entry(fd int, path, name string, depth int) {
 			w.note(path, err)
 			return
 		}
-		if !w.SameDev || st.Dev == w.dev {
+		if (!w.SameDev || st.Dev == w.dev) && !w.otherMount(dfd, path) {
 			w.dir(dfd, path, &st, depth+1)
 		}
 		return
@@ -172,8 +203,8 @@ func (w *treeWalk) leaf(fd int, path, name string) {
 		return
 	}
 	switch {
-	case !w.Change(&st), w.SameDev && st.Dev != w.dev:
-	case st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1:
+	case !w.Change(&st), w.SameDev && st.Dev != w.dev, w.otherMount(pfd, path):
+	case st.Mode&unix.S_IFMT != unix.S_IFDIR && st.Nlink > 1 && !w.Linked:
 		if w.Refused != nil {
 			w.Refused(path)
 		}
@@ -182,4 +213,35 @@ func (w *treeWalk) leaf(fd int, path, name string) {
 			w.note(path, err)
 		}
 	}
+}
+
+// mountID is the mount fd is on: statx's (Linux 5.8), else the mnt_id of
+// /proc/self/fdinfo (Linux 3.15). st_dev cannot tell a bind mount from
+// the dir it is mounted in when both are of one filesystem (a host dir
+// and a docker volume on the host's disk).
+func mountID(fd int) (uint64, error) {
+	var stx unix.Statx_t
+	err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx)
+	if err == nil && stx.Mask&unix.STATX_MNT_ID != 0 {
+		return stx.Mnt_id, nil
+	}
+	id, ferr := fdinfoMountID(fd)
+	if ferr != nil {
+		return 0, fmt.Errorf("cannot tell which mount it is on: %w", errors.Join(err, ferr))
+	}
+	return id, nil
+}
+
+// fdinfoMountID is mountID from /proc/self/fdinfo.
+func fdinfoMountID(fd int) (uint64, error) {
+	b, err := os.ReadFile("/proc/self/fdinfo/" + strconv.Itoa(fd))
+	if err != nil {
+		return 0, err
+	}
+	for l := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(l, "mnt_id:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, errors.New("no mnt_id in /proc/self/fdinfo")
 }

@@ -159,6 +159,85 @@ func TestChownTreeSameDev(t *testing.T) {
 	}
 }
 
+// A mount inside the tree keeps its owners, and what is under it, without
+// SameDev too: a host dir bind-mounted from the tree's own filesystem (a
+// docker volume and a host dir on one disk share st_dev), which the
+// tree's owner may have moved into the tree inside a dir of its own, and a
+// file bind-mounted at a name of the tree.
+func TestChownTreeLeavesMounts(t *testing.T) {
+	requireRoot(t)
+	base := t.TempDir()
+	top, host, hostFile := filepath.Join(base, "top"), filepath.Join(base, "host"), filepath.Join(base, "hostfile")
+	for _, d := range []string{filepath.Join(top, "moved", "mnt"), host} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{filepath.Join(host, "secret"), hostFile, filepath.Join(top, "filemnt"), filepath.Join(top, "moved", "g")} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range [][2]string{{host, filepath.Join(top, "moved", "mnt")}, {hostFile, filepath.Join(top, "filemnt")}} {
+		if err := unix.Mount(m[0], m[1], "", unix.MS_BIND, ""); err != nil {
+			t.Skipf("cannot bind-mount here: %v", err)
+		}
+		t.Cleanup(func() { unix.Unmount(m[1], unix.MNT_DETACH) })
+	}
+	var a, b unix.Stat_t
+	if unix.Stat(top, &a) != nil || unix.Stat(filepath.Join(top, "moved", "mnt"), &b) != nil || a.Dev != b.Dev {
+		t.Fatalf("the bind mount is on another st_dev (%d, %d): the case is not made", a.Dev, b.Dev)
+	}
+	// The kernels without statx's mount ID (before 5.8) are told it by
+	// /proc/self/fdinfo: both say the same here.
+	for _, p := range []string{top, filepath.Join(top, "moved", "mnt"), filepath.Join(top, "filemnt")} {
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, errA := mountID(fd)
+		b, errB := fdinfoMountID(fd)
+		unix.Close(fd)
+		if errA != nil || errB != nil || a != b {
+			t.Errorf("%s: statx says mount %d (%v), fdinfo %d (%v)", p, a, errA, b, errB)
+		}
+	}
+	if err := ChownTree(top, Tree{UID: 10000, GID: 10000, Change: notOwnedBy(10000, 10000)}); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string][2]int{
+		top: {10000, 10000}, filepath.Join(top, "moved"): {10000, 10000}, filepath.Join(top, "moved", "g"): {10000, 10000},
+		host: {0, 0}, filepath.Join(host, "secret"): {0, 0}, hostFile: {0, 0},
+	} {
+		if got := owner(t, p); got != want {
+			t.Errorf("%s: owner %v, want %v", p, got, want)
+		}
+	}
+}
+
+// With Linked, a file with other hard links is changed as Change says
+// (-from-uid: every link is the old UID's, one inode), and Refused is not
+// told of it.
+func TestChownTreeLinked(t *testing.T) {
+	requireRoot(t)
+	top := t.TempDir()
+	h1, h2 := filepath.Join(top, "h1"), filepath.Join(top, "h2")
+	if err := os.WriteFile(h1, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(h1, h2); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	if err := ChownTree(top, Tree{UID: 10000, GID: -1, Linked: true, Change: notOwnedBy(10000, 0),
+		Refused: func(string) { refused++ }}); err != nil {
+		t.Fatal(err)
+	}
+	if got := owner(t, h2); got != [2]int{10000, 0} || refused != 0 {
+		t.Errorf("h2: owner %v, refused %d times; want 10000:0, never refused", got, refused)
+	}
+}
+
 // A tree deeper than MaxTreeDepth is changed down to that depth, and the
 // walk says it went no further.
 func TestChownTreeDeep(t *testing.T) {

@@ -128,11 +128,26 @@ set_field() {
 # account files are edited directly (it works on a base without shadow);
 # what usermod -u also does, give the account's home (the volume) what the
 # old UID owned there, is done by follow_uid, after the allow-list repair.
-# A UID changed here is left in $old_uid.
+# The UIDs hermes had before a change whose follow_uid has not run to its
+# end are in $old_uid (one or more, space-separated): the change is
+# recorded in REMAP_PENDING, root's, before /etc/passwd is edited, and the
+# record removed only once follow_uid has walked the volume; a boot stopped
+# in between (the hook's timeout on a big volume, docker stop, the OOM
+# killer) leaves it, and the next boot, which finds the account already
+# remapped, finishes the walk instead of leaving the old UID's files for
+# good.
+REMAP_PENDING=/etc/hermes-uid-remap.pending
 old_uid=
 remap_ids() {
 	uid=${HERMES_UID:-${PUID:-}}
 	gid=${HERMES_GID:-${PGID:-}}
+	if is_root && [ -f "$REMAP_PENDING" ] && [ ! -L "$REMAP_PENDING" ]; then
+		for u in $(cat "$REMAP_PENDING" 2>/dev/null); do
+			valid_id "$u" && [ "$u" != "$(id -u hermes)" ] && old_uid="$old_uid $u"
+		done
+		old_uid=${old_uid# }
+		[ -z "$old_uid" ] || say "finishing the UID change of an earlier boot: what UID $old_uid owned goes to hermes"
+	fi
 	[ -n "$uid$gid" ] || return 0
 	if ! is_root; then
 		say "warning: HERMES_UID/PUID need a root start; ids left as they are"
@@ -160,9 +175,12 @@ remap_ids() {
 	if [ -n "$uid" ] && [ "$uid" != "$(id -u hermes)" ]; then
 		say "changing hermes UID to $uid"
 		was=$(id -u hermes)
-		if set_field /etc/passwd hermes 3 "$uid"; then
-			old_uid=$was
+		pending="$REMAP_PENDING.hinit-$$"
+		if (umask 077 && printf '%s\n' $old_uid "$was" >"$pending") && mv -f "$pending" "$REMAP_PENDING" &&
+			set_field /etc/passwd hermes 3 "$uid"; then
+			old_uid=${old_uid:+$old_uid }$was
 		else
+			rm -f "$pending"
 			say "warning: cannot change /etc/passwd (read-only root?); hermes keeps its UID"
 		fi
 	fi
@@ -370,8 +388,10 @@ fix_ownership() {
 	if [ "$(stat -c %u "$HERMES_HOME")" != "$HUID" ]; then
 		whose=
 		say "giving $HERMES_HOME and its hermes dirs to hermes ($HUID:$HGID)"
-		chown "$HUID:$HGID" "$HERMES_HOME" || say "warning: cannot chown $HERMES_HOME"
 		for d in $OWNED_DIRS; do give_tree "$d"; done
+		# The top dir last: a boot stopped before the end finds it not
+		# hermes' again, and gives the dirs whole again.
+		chown "$HUID:$HGID" "$HERMES_HOME" || say "warning: cannot chown $HERMES_HOME"
 	fi
 	for d in $EVERY_BOOT_DIRS; do give_tree "$d" $whose; done
 	p=$HERMES_HOME/logs/gateways
@@ -414,18 +434,24 @@ mounted() {
 # a user's notes... are no allow-listed path, and were left to a UID
 # hermes no longer has. As usermod: only when the volume's top dir was the
 # old or the new UID's ($home_uid, read before fix_ownership), the owner
-# alone (the group stays), a symlink itself, never followed; and, as
-# everywhere here, never a file with other hard links. It stays on the
-# volume's filesystem (-xdev): a host dir mounted inside it keeps its
-# owners, as the allow-list repair leaves it.
+# alone (the group stays), a symlink itself, never followed; a file with
+# other hard links too (uv's cache and venvs, git's objects): every link
+# of it is the old UID's. It stays on the volume's filesystem (-xdev) and
+# never goes into a mount: a host dir mounted inside it keeps its owners,
+# as the allow-list repair leaves it. Once the walk has run to its end
+# (whatever it could not change is said), the change is no longer
+# pending (remap_ids).
 follow_uid() {
 	[ -n "$old_uid" ] && is_root || return 0
-	[ "$home_uid" = "$old_uid" ] || [ "$home_uid" = "$HUID" ] || return 0
-	no_link "$HERMES_HOME" || return 0
-	[ -n "$(find "$HERMES_HOME" -user "$old_uid" -print 2>/dev/null | head -n 1)" ] || return 0
-	say "giving what UID $old_uid owned in $HERMES_HOME to hermes' new UID $HUID"
-	chown_tree -xdev -from-uid "$old_uid" "$HUID" "$HERMES_HOME" ||
-		say "warning: cannot chown all of what UID $old_uid owned in $HERMES_HOME"
+	for u in $old_uid; do
+		[ "$home_uid" = "$u" ] || [ "$home_uid" = "$HUID" ] || continue
+		no_link "$HERMES_HOME" || continue
+		[ -n "$(find "$HERMES_HOME" -user "$u" -print 2>/dev/null | head -n 1)" ] || continue
+		say "giving what UID $u owned in $HERMES_HOME to hermes' new UID $HUID"
+		chown_tree -xdev -from-uid "$u" "$HUID" "$HERMES_HOME" ||
+			say "warning: cannot chown all of what UID $u owned in $HERMES_HOME"
+	done
+	rm -f "$REMAP_PENDING"
 }
 
 # secret_modes: config.yaml 0640 and .env 0600, after they are seeded and

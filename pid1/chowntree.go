@@ -22,10 +22,14 @@ const chownTreeUsage = "usage: hinit chown-tree [-xdev] [-top] [-from-uid N | -f
 // -from-root, what root owns, and what UID owns in another group, becomes
 // UID:GID's, and the dirs of other users are not gone into: the tree is
 // UID's, who may have moved another user's files there, names and all;
-// what of other users was left is said on stdout. An entry with other hard
-// links is left alone, said on stdout ("refusing to change PATH: it has
-// other hard links"); what could not be changed is one line on stderr and
-// exit 1.
+// what of other users was left is said on stdout. A mount inside PATH (a
+// dir or a file mounted there) keeps its owners, and what is under it. An
+// entry with other hard links is left alone, said on stdout ("refusing to
+// change PATH: it has other hard links"), but with -from-uid, where every
+// link of it is uid N's; what could not be changed is one line on stderr
+// and exit 1. Paths are printed quoted as Go quotes them when they hold
+// what is not printable (a newline in a name would forge a line of the
+// setup's output).
 func chownTree(args []string, stdout, stderr io.Writer) int {
 	xdev, top, from, fromRoot := false, false, -1, false
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -82,18 +86,30 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 		enter = func(st *unix.Stat_t) bool { return st.Uid == 0 || int(st.Uid) == uid }
 	}
 	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, Enter: enter, SameDev: xdev, TopOnly: top,
-		Refused: func(path string) { fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", path) }})
+		Linked: from >= 0,
+		Refused: func(path string) {
+			fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", quotePath(path))
+		}})
 	switch {
 	case seen == 1 && others == 1 && other.Mode&unix.S_IFMT != unix.S_IFDIR: // PATH, a file
-		fmt.Fprintf(stdout, "left %s as it is: uid %d's, not root's nor %d's (%d may have moved it there; give it to %d where it comes from)\n", args[1], other.Uid, uid, uid, uid)
+		fmt.Fprintf(stdout, "left %s as it is: uid %d's, not root's nor %d's (%d may have moved it there; give it to %d where it comes from)\n", quotePath(args[1]), other.Uid, uid, uid, uid)
 	case others > 0:
-		fmt.Fprintf(stdout, "left %d entries of other users than root and %d in %s as they are, and did not go into their dirs\n", others, uid, args[1])
+		fmt.Fprintf(stdout, "left %d entries of other users than root and %d in %s as they are, and did not go into their dirs\n", others, uid, quotePath(args[1]))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "hinit: chown-tree: %v\n", err)
+		fmt.Fprintf(stderr, "hinit: chown-tree: %s\n", quotePath(err.Error()))
 		return 1
 	}
 	return 0
+}
+
+// quotePath is s as it is when every rune of it is printable, else quoted
+// as Go quotes it.
+func quotePath(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // parseOwner reads UID or UID:GID (gid -1 without one).

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -260,8 +261,9 @@ func TestConfigProblemsAllOrCounted(t *testing.T) {
 
 // hinit chown-tree: what the setup hook calls (docker/hermes-setup.sh):
 // UID:GID for what is not theirs, -from-uid N for what N owns (the owner
-// only), a refusal line on stdout for a file with other hard links, 2 for
-// a bad command line.
+// only; a file with other hard links too: every link is N's), a refusal
+// line on stdout for a file with other hard links (its path quoted when a
+// newline in it would forge another line), 2 for a bad command line.
 func TestChownTreeVerb(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to chown")
@@ -276,6 +278,9 @@ func TestChownTreeVerb(t *testing.T) {
 	if err := os.Link(filepath.Join(dir, "h"), filepath.Join(dir, "a", "h2")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Link(filepath.Join(dir, "h"), filepath.Join(dir, "a", "x\nrefusing to change y")); err != nil {
+		t.Fatal(err)
+	}
 	owner := func(p string) string {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(filepath.Join(dir, p), &st); err != nil {
@@ -288,9 +293,11 @@ func TestChownTreeVerb(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	want := []string{"refusing to change " + filepath.Join(dir, "a", "h2") + ": it has other hard links",
-		"refusing to change " + filepath.Join(dir, "h") + ": it has other hard links"}
+		"refusing to change " + filepath.Join(dir, "h") + ": it has other hard links",
+		"refusing to change " + strconv.Quote(filepath.Join(dir, "a", "x\nrefusing to change y")) + ": it has other hard links"}
 	got := strings.Split(strings.TrimSpace(out.String()), "\n")
 	slices.Sort(got)
+	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("stdout %q, want %q", got, want)
 	}
@@ -304,6 +311,13 @@ func TestChownTreeVerb(t *testing.T) {
 	}
 	if o := owner("a/b/f"); o != "1234:10001" {
 		t.Errorf("-from-uid: owner %s, want 1234:10001 (the group kept)", o)
+	}
+	if err := os.Chown(filepath.Join(dir, "h"), 10000, 0); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := chownTree([]string{"-from-uid", "10000", "1234", dir}, &out, &errb); code != 0 || owner("a/h2") != "1234:0" || out.Len() != 0 {
+		t.Errorf("-from-uid, a file of uid 10000 with other links: exit %d, owner %s, stdout %q; want 0, 1234:0, nothing", code, owner("a/h2"), out.String())
 	}
 	if code := chownTree([]string{"-top", "77:77", filepath.Join(dir, "a")}, &out, &errb); code != 0 || owner("a") != "77:77" || owner("a/b") != "1234:10001" {
 		t.Errorf("-top: exit %d, a %s, a/b %s; want 0, 77:77, 1234:10001 (not gone into)", code, owner("a"), owner("a/b"))

@@ -108,9 +108,12 @@ func TestRemapPUID(t *testing.T) {
 // left to UID 10000 gives the new UID what 10000 owned anywhere in it, as
 // stage2's `usermod -u` does for hermes' home: backups, checkpoints and a
 // user's notes.md are no allow-listed path, and hermes could no longer
-// write them. The owner alone changes, as with usermod; a file of another
-// UID, a file with other hard links and what a symlink points to keep
-// theirs. A docker restart (the account already remapped) walks nothing.
+// write them. The owner alone changes, as with usermod, a file with other
+// hard links too (each link is 10000's: uv's cache and venvs); a file of
+// another UID and what a symlink points to keep theirs. A docker restart
+// (the account already remapped) walks nothing; one after a boot stopped
+// in the walk (the account remapped, the change still recorded as
+// pending, files of 10000 left) finishes it.
 func TestRemapFollowsOldUID(t *testing.T) {
 	t.Parallel()
 	vol := volume(t)
@@ -126,7 +129,7 @@ func TestRemapFollowsOldUID(t *testing.T) {
 		"/opt/data/backups": "1234:10000", "/opt/data/backups/b.tar": "1234:10000",
 		"/opt/data/checkpoints/c1/f": "1234:10000", "/opt/data/notes.md": "1234:10000",
 		"/opt/data/other": "1234:10000", "/opt/data/other/theirs": "777:777",
-		"/opt/data/linked": "10000:10000", "/opt/data/backups/linked2": "10000:10000",
+		"/opt/data/linked": "1234:10000", "/opt/data/backups/linked2": "1234:10000",
 		"/opt/data/sessions": "1234:1234", "/etc/hostname": "0:0",
 	} {
 		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g "+p)); got != want {
@@ -141,16 +144,33 @@ func TestRemapFollowsOldUID(t *testing.T) {
 	}
 	want := "[hermes-setup] giving what UID 10000 owned in /opt/data to hermes' new UID 1234\n"
 	l := c.logs()
-	for _, line := range []string{want, "[hermes-setup] warning: refusing to change /opt/data/linked: it has other hard links\n",
-		"[hermes-setup] warning: refusing to change /opt/data/backups/linked2: it has other hard links\n"} {
-		if strings.Count(l, line) != 1 {
-			t.Errorf("docker logs hold %q %d times, want once:\n%s", line, strings.Count(l, line), l)
-		}
+	if strings.Count(l, want) != 1 || strings.Contains(l, "refusing") {
+		t.Errorf("docker logs hold %q %d times, want once, and no refusal:\n%s", want, strings.Count(l, want), l)
+	}
+	if c.exists("/etc/hermes-uid-remap.pending") {
+		t.Errorf("the remap is still recorded as pending after its walk")
 	}
 	must(t, "restart", c.id)
 	c.booted()
 	if n := strings.Count(c.logs(), want); n != 1 {
 		t.Errorf("%q %d times after a restart, want once (the first boot's)", want, n)
+	}
+	// What a boot stopped in the walk leaves: the account remapped, the
+	// change pending, files of 10000.
+	c.sh("root", "echo 10000 >/etc/hermes-uid-remap.pending && chown -h 10000 /opt/data/notes.md /opt/data/checkpoints/c1/f")
+	must(t, "restart", c.id)
+	c.booted()
+	for _, p := range []string{"/opt/data/notes.md", "/opt/data/checkpoints/c1/f"} {
+		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g "+p)); got != "1234:10000" {
+			t.Errorf("after the interrupted walk's boot, %s owned by %s, want 1234:10000", p, got)
+		}
+	}
+	l = c.logs()
+	if n := strings.Count(l, want); n != 2 || !strings.Contains(l, "[hermes-setup] finishing the UID change of an earlier boot: what UID 10000 owned goes to hermes\n") {
+		t.Errorf("after the interrupted walk's boot: %q %d times (want 2) and no finishing line:\n%s", want, n, l)
+	}
+	if c.exists("/etc/hermes-uid-remap.pending") {
+		t.Errorf("the remap is still recorded as pending after the walk that finished it")
 	}
 }
 
