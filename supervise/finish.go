@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"hinit/config"
-	"hinit/launch"
 	"hinit/reaper"
 	"hinit/svclog"
 )
@@ -52,9 +51,8 @@ func (r *runner) startFinish(p *instance, st reaper.Status, stopping bool) bool 
 		out = r.log.Writer()
 	}
 	files := r.io.files(devnull, out)
-	prog := launch.Program{Argv: argv, Env: r.deps.Environ(), User: p.acct, Switch: r.deps.Root, Own: p.def.Env,
-		Workdir: p.def.Workdir, Files: files, Session: launch.NewSession,
-		DefaultSignals: p.def.DefaultSignals, RootsPATH: r.asRoot(p.acct)}
+	prog := r.program(p.def, p.acct, argv, r.deps.Environ())
+	prog.Files = files
 	cmd, err := prog.Build()
 	var pid int
 	var done <-chan reaper.Status

@@ -48,6 +48,22 @@ func TestFinishExit125StaysDown(t *testing.T) {
 	}
 }
 
+// finish runs where the service's command ran: with no workdir, its user's
+// home, not hinit's own working dir (a finish's `rm -f ./app.lock` must
+// reach the service's file).
+func TestFinishRunsWhereTheServiceRan(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	d := def("gw", "exit", "78")
+	d.Command = []string{"/bin/sh", "-c", "pwd >" + filepath.Join(dir, "run") + "; exit 78"}
+	d.Finish = &config.Finish{Command: []string{"/bin/sh", "-c", "pwd >" + filepath.Join(dir, "finish") + "; exit 125"}, Timeout: 5 * time.Second}
+	waitState(t, f.add(d, true), StateExited)
+	run, fin := readFile(t, filepath.Join(dir, "run")), readFile(t, filepath.Join(dir, "finish"))
+	if wd, _ := os.Getwd(); run == "" || run != fin || run == wd+"\n" {
+		t.Errorf("the service ran in %q, its finish in %q (hinit's own dir %q): want one dir, not hinit's", run, fin, wd)
+	}
+}
+
 // A process killed by a signal gives finish "256 N NAME"; finish exiting 0
 // lets the restart policy restart it.
 func TestFinishAfterSignalRestarts(t *testing.T) {

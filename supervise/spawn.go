@@ -73,9 +73,7 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	if err != nil {
 		return nil, err
 	}
-	prog := launch.Program{Argv: def.Command, Env: env, User: acct, Switch: r.deps.Root, Own: def.Env,
-		Workdir: def.Workdir, InHome: true, Session: launch.NewSession,
-		DefaultSignals: def.DefaultSignals, RootsPATH: r.asRoot(acct)}
+	prog := r.program(def, acct, def.Command, env)
 	cmd, err := prog.Build()
 	if err != nil {
 		return nil, err // before the log opens: a command that cannot run creates no log file
@@ -109,6 +107,15 @@ func (r *runner) startProcess(def *config.Service, env map[string]string) (*inst
 	}
 	inst.started = time.Now()
 	return inst, nil
+}
+
+// program is what runs argv for def as acct, with env: the service's
+// command, and its finish, which runs where the command ran (its workdir,
+// else acct's home), in a session of its own, with the same signals.
+func (r *runner) program(def *config.Service, acct *account.Account, argv []string, env map[string]string) launch.Program {
+	return launch.Program{Argv: argv, Env: env, User: acct, Switch: r.deps.Root, Own: def.Env,
+		Workdir: def.Workdir, InHome: true, Session: launch.NewSession,
+		DefaultSignals: def.DefaultSignals, RootsPATH: r.asRoot(acct)}
 }
 
 // asRoot reports whether a program started as acct runs as root.
