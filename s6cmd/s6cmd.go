@@ -233,16 +233,23 @@ func getopt(args []string, flags, withValue string) ([]opt, []string, bool) {
 	return opts, args, true
 }
 
-// neverReady reports whether a wait for until on dir can never end: s6
-// marks a service ready only through its notification-fd, and an s6 dir
-// without one never is (s6-svstat -o ready says false, and s6's s6-svwait
-// -U times out), however hinit sees the service. An s6 dir is one with a
-// run file and no service.yaml (the scandir reads service.yaml first): a
-// static service of hinit.yaml (no dir) and a service.yaml dir are ready
-// as hinit says, by their ready: key.
+// neverReady reports whether a wait for until on dir can never end: a wait
+// for ready on a dir that is never ready (readyAsHinitSays).
 func neverReady(dir, until string) bool {
+	return until == control.UntilReady && !readyAsHinitSays(dir)
+}
+
+// readyAsHinitSays reports whether the service of dir is ready when hinit
+// says it is, the one rule of s6-svstat, s6-svwait and s6-svc -w: s6 marks
+// a service ready only through its notification-fd, and an s6 dir without
+// one never is (s6-svstat -o ready says false, and s6's s6-svwait -U times
+// out), however hinit sees the service. An s6 dir is one with a run file
+// and no service.yaml (the scandir reads service.yaml first): a static
+// service of hinit.yaml (no dir) and a service.yaml dir are ready as hinit
+// says, by their ready: key.
+func readyAsHinitSays(dir string) bool {
 	s6 := fileExists(dir, "run") && !fileExists(dir, "service.yaml")
-	return until == control.UntilReady && s6 && !fileExists(dir, "notification-fd")
+	return !s6 || fileExists(dir, "notification-fd")
 }
 
 // fileExists reports whether dir/name exists (a symlink counts as itself).

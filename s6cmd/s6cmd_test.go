@@ -74,6 +74,28 @@ func TestSvstatLine(t *testing.T) {
 	}
 }
 
+// s6-svstat's ready and s6-svwait -U's "never ready" are one rule: an up
+// service hinit sees ready is ready but in an s6 dir without
+// notification-fd; a service.yaml dir and a static service (no dir) are
+// ready by their ready: key. svstat said false for both before, while
+// s6-svwait -U returned 0.
+func TestSvstatReadyIsSvwaitsReady(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 45, 0, time.UTC)
+	s6, s6fd, yaml := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, f := range []string{filepath.Join(s6, "run"), filepath.Join(s6fd, "run"), filepath.Join(s6fd, "notification-fd"),
+		filepath.Join(yaml, "service.yaml"), filepath.Join(yaml, "run")} {
+		if err := os.WriteFile(f, []byte("3\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := control.Status{State: "up", Want: "up", PID: 9, UpSince: now, Since: now, Ready: true}
+	for dir, want := range map[string]bool{s6: false, s6fd: true, yaml: true, filepath.Join(yaml, "static"): true} {
+		if got := view(&st, dir, now).ready; got != want || neverReady(dir, control.UntilReady) == want {
+			t.Errorf("%s: svstat ready %v, never ready for svwait %v; want ready %v for both", dir, got, neverReady(dir, control.UntilReady), want)
+		}
+	}
+}
+
 func TestSvstatFields(t *testing.T) {
 	now := time.Unix(1795457989, 5)
 	st := control.Status{State: "exited", Want: "down", Since: now,

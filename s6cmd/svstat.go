@@ -84,8 +84,7 @@ func view(st *control.Status, dir string, now time.Time) svView {
 	v.up = st.PID > 0 && !st.UpSince.IsZero()
 	if v.up {
 		v.pid, v.upDownSince = st.PID, st.UpSince
-		// s6 marks an up service ready only through notification-fd.
-		v.ready = st.Ready && fileExists(dir, "notification-fd")
+		v.ready = st.Ready && readyAsHinitSays(dir)
 		v.readySince = st.Since
 		return v
 	}
