@@ -194,7 +194,10 @@ func (w *fileWriter) open() error {
 // symlink: no need for the owner's rights) and, when it no longer names the
 // dir being written, reopens: a fresh dir is created where the old one was.
 // A path that cannot be looked up (a symlink now stands there) leaves the
-// writer in the dir it has, said once. In the same dir, a current that is
+// writer in the dir it has, said once, while the file it writes is there:
+// once that file was removed (the dir removed, then a symlink or a file
+// put at its path), lines are lost, counted with the path's error, until
+// the path can be opened again. In the same dir, a current that is
 // no longer the file being written (removed or renamed by its owner, a
 // cleanup tool) is opened anew: lines written since went into that file.
 func (w *fileWriter) recheck() {
@@ -215,6 +218,10 @@ func (w *fileWriter) recheck() {
 	case err == nil || errors.Is(err, fs.ErrNotExist):
 		w.log.Info("log dir was moved away or replaced: writing to a new one", "dir", w.dir)
 		w.close()
+		w.lastMsg = ""
+	case w.unlinked():
+		// Lines written on would go into a removed file, unseen.
+		w.closeCurrent()
 		w.lastMsg = ""
 	default:
 		if msg := err.Error(); msg != w.lastMsg {

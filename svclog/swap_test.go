@@ -99,6 +99,45 @@ func TestMovedAwayDirIsRecreated(t *testing.T) {
 	}
 }
 
+// TestRemovedDirBehindASymlinkLosesLinesCounted: the log dir removed and a
+// symlink (or a file) put at its path: the path cannot be used, and the
+// file held was removed with its dir. Lines are counted lost, with the
+// path's error, and go to the path again once it is a dir; before, they
+// went on into the removed file, unseen and uncounted.
+func TestRemovedDirBehindASymlinkLosesLinesCounted(t *testing.T) {
+	for _, plant := range []string{"symlink", "file"} {
+		t.Run(plant, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "logs")
+			clock := newClock()
+			l := newLog(t, Options{Dir: dir, Now: clock.Now})
+			fmt.Fprintln(l.Writer(), "first")
+			testprog.WaitFor(t, 10*time.Second, "the first line in current", func() bool { return fileHas(filepath.Join(dir, currentName), "first") })
+
+			must(t, os.RemoveAll(dir))
+			if plant == "symlink" {
+				must(t, os.Mkdir(filepath.Join(base, "elsewhere"), 0o755))
+				must(t, os.Symlink(filepath.Join(base, "elsewhere"), dir))
+			} else {
+				must(t, os.WriteFile(dir, nil, 0o644))
+			}
+			for i := range 3 {
+				fmt.Fprintf(l.Writer(), "lost %d\n", i)
+			}
+			testprog.WaitFor(t, 10*time.Second, "3 lines counted lost", func() bool { return l.Lost() == 3 })
+
+			must(t, os.Remove(dir))
+			clock.Add(retryEvery)
+			fmt.Fprintln(l.Writer(), "back")
+			testprog.WaitFor(t, 10*time.Second, "a new current at the path", func() bool { return fileHas(filepath.Join(dir, currentName), "back") })
+			closeLog(t, l)
+			if ents, _ := os.ReadDir(filepath.Join(base, "elsewhere")); len(ents) != 0 {
+				t.Errorf("the symlink's target got %d entries, want none", len(ents))
+			}
+		})
+	}
+}
+
 // TestPlantedCurrentIsRefused: a hard link to someone else's file or a FIFO
 // planted as current is never written into (nor blocks); the line is lost.
 func TestPlantedCurrentIsRefused(t *testing.T) {
