@@ -11,12 +11,14 @@ import (
 	"hinit/svclog"
 )
 
-// runLogs: hsvc logs NAME [-n N] [-f]. hinit only says where the log is
-// (status); hsvc reads the file itself, with the caller's own rights.
+// runLogs: hsvc logs NAME [-n N] [-f] [--raw]. hinit only says where the
+// log is (status); hsvc reads the file itself, with the caller's own
+// rights. To a terminal, control characters are escaped (escapingWriter).
 func runLogs(c *cli, args []string) error {
 	fs := newFlags("logs")
 	n := fs.Int("n", 20, "print the last `N` lines")
 	follow := fs.Bool("f", false, "then print new lines as they come, across rotations")
+	raw := fs.Bool("raw", false, "to a terminal too, print control characters as they are (escaped by default: ESC as \\x1b)")
 	names, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -31,7 +33,17 @@ func runLogs(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.showLog(path, *n, *follow)
+	if *raw || !isTerminal(c.stdout) {
+		return c.showLog(path, *n, *follow)
+	}
+	out := &escapingWriter{w: c.stdout}
+	c.stdout = out
+	defer func() { c.stdout = out.w }()
+	err = c.showLog(path, *n, *follow)
+	if ferr := out.flush(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // logPath asks hinit where the log of name is.

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
 	"hinit/control"
 	"hinit/internal/testprog"
 	"hinit/svclog"
@@ -703,5 +706,73 @@ func TestLogsFollowLogDirMadeAgain(t *testing.T) {
 			appendTo(t, logPath, numbered(3, 3))
 			waitOutput(t, stdout, stderr, done, code, "another line in the new dir", numbered(1, 3))
 		})
+	}
+}
+
+// TestLogsEscapedToATerminal: what a service wrote is its owner's to
+// choose, and root's hsvc logs prints it: to a terminal, ESC, \r, C1 and
+// bidirectional controls and invalid bytes come out escaped (an OSC
+// sequence set root's title or clipboard, a \r wrote over a line's time
+// stamp), a character cut between two writes whole; newlines and tabs as
+// they are. --raw, or a pipe, prints the bytes as they are.
+func TestLogsEscapedToATerminal(t *testing.T) {
+	sock, logPath := logServer(t)
+	const text = "2026-05-21T06:18:05Z a\tb \x1b]0;PWNED\x07 \x1b[2J\rfake \xc2\x9b\xe2\x80\xae \xff é\n"
+	if err := os.WriteFile(logPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ptm, pts, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty here: %v", err)
+	}
+	defer ptm.Close()
+	defer pts.Close()
+	raw, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.Oflag &^= unix.OPOST // the bytes hsvc writes, no \n → \r\n
+	if err := unix.IoctlSetTermios(int(pts.Fd()), unix.TCSETS, raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"logs", "dash"}, "2026-05-21T06:18:05Z a\tb \\x1b]0;PWNED\\x07 \\x1b[2J\\x0dfake \\x9b\\u202e \\xff é\n"},
+		{[]string{"logs", "dash", "--raw"}, text},
+	} {
+		c, _, stderr := newCLI(context.Background(), sock)
+		c.stdout = pts
+		if code := c.run(tc.args); code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.args, code, stderr)
+		}
+		got := make([]byte, 0, len(tc.want))
+		for len(got) < len(tc.want) {
+			b := make([]byte, len(tc.want)-len(got))
+			n, err := ptm.Read(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, b[:n]...)
+		}
+		if string(got) != tc.want {
+			t.Errorf("%q to a terminal:\n got %q\nwant %q", tc.args, got, tc.want)
+		}
+	}
+	c, stdout, _ := newCLI(context.Background(), sock)
+	if code := c.run([]string{"logs", "dash"}); code != 0 || stdout.String() != text {
+		t.Errorf("to a pipe: exit %d, %q; want 0, the bytes as they are", code, stdout)
+	}
+
+	// A character cut between two writes is escaped whole, or kept whole.
+	var b strings.Builder
+	e := &escapingWriter{w: &b}
+	for _, p := range []string{"x\xc2", "\x9b y \xe2\x80", "\xae é\xc3", "\xa9\n\xe2"} {
+		e.Write([]byte(p))
+	}
+	e.flush()
+	if want := `x\x9b y \u202e éé` + "\n" + `\xe2`; b.String() != want {
+		t.Errorf("across writes: %q, want %q", b.String(), want)
 	}
 }

@@ -171,7 +171,7 @@ COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _hsvc; echo "${COMPREPLY[*]}"`
 		{[]string{"hsvc", "st"}, "status start stop"},
 		{[]string{"hsvc", "comp"}, "completion"},
 		{[]string{"hsvc", "wait", "dash", "--re"}, "--ready"},
-		{[]string{"hsvc", "logs", "-"}, "-f -n --help"},
+		{[]string{"hsvc", "logs", "-"}, "-f -n --raw --help"},
 		{[]string{"hsvc", "stop", "gat"}, "gateway-coder"},
 		{[]string{"hsvc", "signal", "HU"}, "HUP"},
 		{[]string{"hsvc", "list", "x"}, ""},

@@ -1,7 +1,10 @@
 package hsvc
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"unicode/utf8"
 
 	"hinit/control"
 	"hinit/svcname"
@@ -29,18 +32,38 @@ func runStatus(c *cli, args []string) error {
 	return err
 }
 
-// printJSON prints {"services":[...]}, the form of SPEC §4, on one line.
+// printJSON prints {"services":[...]}, the form of SPEC §4, on one line:
+// <, > and & as they are (a jq user reads a reason, not HTML), and, in
+// the strings a service's owner chose, DEL, C1 and bidirectional controls
+// escaped as encoding/json escapes C0 (\u009b, \u202e), which it passes
+// raw: hsvc runs in root's terminal too. The JSON decodes the same.
 func (c *cli) printJSON(services []control.Status) error {
 	if services == nil {
 		services = []control.Status{}
 	}
-	b, err := json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
 		Services []control.Status `json:"services"`
-	}{services})
-	if err != nil {
+	}{services}); err != nil {
 		return exitf(control.CodeFailed, "encode status: %v", err)
 	}
-	_, err = c.stdout.Write(append(b, '\n'))
+	escaped := func(r rune) bool { return r >= 0x7f && unprintable(r) } // C0 is encoding/json's
+	out := b.Bytes()
+	if bytes.ContainsFunc(out, escaped) {
+		out = nil
+		for s := b.Bytes(); len(s) > 0; {
+			r, n := utf8.DecodeRune(s) // valid: encoding/json wrote it
+			if escaped(r) {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			} else {
+				out = append(out, s[:n]...)
+			}
+			s = s[n:]
+		}
+	}
+	_, err := c.stdout.Write(out)
 	return err
 }
 

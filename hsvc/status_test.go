@@ -42,7 +42,7 @@ func testServices() []control.Status {
 		// A spawn error names the command its owner chose: its bytes reach
 		// root's terminal escaped.
 		{Name: "evil", State: "exited", Want: "up", Since: ago(time.Minute), LastExit: exit(127, "", time.Minute),
-			Reason: "exec /x\x1b]0;owned\x07\x1b[31mRED\u202e\xff: no such file", Source: "scandir"},
+			Reason: "exec /x\x1b]0;owned\x07\x1b[31mRED\u202e\xff\u009b2J<a&b>\x7f: no such file", Source: "scandir"},
 	}
 }
 

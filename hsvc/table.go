@@ -148,22 +148,29 @@ func printable(s string) string {
 	if utf8.ValidString(s) && !strings.ContainsFunc(s, unprintable) {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
+	return string(appendEscaped(nil, []byte(s), false))
+}
+
+// appendEscaped appends p to b escaped as printable does, but for newlines
+// and tabs when lines is set (a log's text).
+func appendEscaped(b, p []byte, lines bool) []byte {
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRune(p[i:])
 		switch {
+		case lines && (r == '\n' || r == '\t'):
+			b = append(b, byte(r))
 		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
+			b = fmt.Appendf(b, `\x%02x`, p[i])
 		case unprintable(r) && r < 0x100:
-			fmt.Fprintf(&b, `\x%02x`, r)
+			b = fmt.Appendf(b, `\x%02x`, r)
 		case unprintable(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
+			b = fmt.Appendf(b, `\u%04x`, r)
 		default:
-			b.WriteString(s[i : i+n])
+			b = append(b, p[i:i+n]...)
 		}
 		i += n
 	}
-	return b.String()
+	return b
 }
 
 func unprintable(r rune) bool {
