@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"hinit/internal/testprog"
 )
@@ -84,6 +85,10 @@ func TestSplitting(t *testing.T) {
 			closeLog(t, l)
 			var want string
 			for _, w := range tc.want {
+				// the console cuts lines into writes of PIPE_BUF (ASCII here)
+				for room := pipeBuf - len("[x] \n"); len(w) > room; w = w[room:] {
+					want += "[x] " + w[:room] + "\n"
+				}
 				want += "[x] " + w + "\n"
 			}
 			if console.String() != want {
@@ -93,8 +98,44 @@ func TestSplitting(t *testing.T) {
 	}
 }
 
+// TestConsoleWritesFitPIPEBUF: a console copy is written PIPE_BUF bytes at
+// most at a time, so that what main writes to the same pipe (docker's: main
+// has the fd itself) never lands inside it, as it did inside a line of
+// 12,005 bytes written at once; a longer line becomes lines of that size,
+// each prefixed, cut between characters, that put together are the line.
+func TestConsoleWritesFitPIPEBUF(t *testing.T) {
+	var rec writeRecorder
+	c := consoleWriter{w: &rec, prefix: "[big] "}
+	long := strings.Repeat("é", 2000) + strings.Repeat("A", 8000) + "€" // 12,003 bytes, a cut inside é or €
+	if n, err := c.write([]line{{text: []byte(long)}, {text: nil}, {text: []byte("short")}}); n != 3 || err != nil {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	var whole strings.Builder
+	for i, w := range rec.writes {
+		text, ok := strings.CutPrefix(w, "[big] ")
+		if len(w) > pipeBuf || !ok || !strings.HasSuffix(text, "\n") || !utf8.ValidString(text) {
+			t.Fatalf("write %d of %d bytes: %.40q...%.20q; want at most %d, prefixed, one line, whole characters", i, len(w), w, w[max(0, len(w)-20):], pipeBuf)
+		}
+		if i < len(rec.writes)-2 {
+			whole.WriteString(strings.TrimSuffix(text, "\n"))
+		}
+	}
+	if got := whole.String(); got != long || len(rec.writes) != 5 || rec.writes[3] != "[big] \n" || rec.writes[4] != "[big] short\n" {
+		t.Errorf("%d writes; the long line put together equal: %v; want 3 pieces, then the empty and the short line", len(rec.writes), got == long)
+	}
+}
+
+// writeRecorder records each Write.
+type writeRecorder struct{ writes []string }
+
+func (r *writeRecorder) Write(p []byte) (int, error) {
+	r.writes = append(r.writes, string(p))
+	return len(p), nil
+}
+
 // TestConsoleLinesDoNotInterleave: lines from several services sharing one
-// console come out whole.
+// console come out whole (lines short of PIPE_BUF: a longer one is cut,
+// TestConsoleWritesFitPIPEBUF).
 func TestConsoleLinesDoNotInterleave(t *testing.T) {
 	cr, cw, err := os.Pipe()
 	if err != nil {
@@ -105,7 +146,7 @@ func TestConsoleLinesDoNotInterleave(t *testing.T) {
 		b, _ := io.ReadAll(cr)
 		got <- b
 	}()
-	const services, lines, width = 8, 300, 6000
+	const services, lines, width = 8, 300, 4000
 	logs := make([]*Log, services)
 	for i := range logs {
 		logs[i] = newLog(t, Options{Name: fmt.Sprint("s", i), Console: cw})
