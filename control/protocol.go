@@ -52,7 +52,10 @@ import "time"
 //	signal      names (exactly one), signal, process,    signal the process group
 //	            restart                                  (process: the process only;
 //	                                                     restart: the exit it causes
-//	                                                     is a requested restart)
+//	                                                     is a requested restart; with
+//	                                                     restart, no signal: the stop
+//	                                                     signal of the running
+//	                                                     definition, s6-svc -r's)
 //	register    template, instance, down, env            → names (the new service)
 //	unregister  names (exactly one), wait                stop, forget, remove its dir once stopped
 //	list        prefix, scandir                          → names, sorted

@@ -78,6 +78,9 @@ func (r *Request) Timeout() (time.Duration, error) {
 }
 
 func checkSignal(r *Request) error {
+	if r.Signal == "" && r.Restart {
+		return nil // the service's own stop signal
+	}
 	if _, err := signame.Parse(r.Signal); err != nil {
 		return invalidf("%v", err)
 	}

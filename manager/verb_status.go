@@ -154,9 +154,12 @@ func (m *Manager) shutdownRequest(ctx context.Context, c control.Caller, req *co
 }
 
 func (m *Manager) signal(_ context.Context, _ control.Caller, s *supervise.Service, req *control.Request) *control.Response {
-	sig, err := signame.Parse(req.Signal)
-	if err != nil {
-		return control.Errorf(control.CodeUsage, "%v", err)
+	sig := supervise.StopSignal // with Restart and no signal
+	if req.Signal != "" || !req.Restart {
+		var err error
+		if sig, err = signame.Parse(req.Signal); err != nil {
+			return control.Errorf(control.CodeUsage, "%v", err)
+		}
 	}
 	send := s.Signal
 	switch {

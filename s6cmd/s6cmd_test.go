@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"hinit/control"
 	"hinit/internal/testprog"
 )
@@ -125,40 +123,59 @@ func TestParseLogScript(t *testing.T) {
 	}
 }
 
-// TestDownSignal: s6-svc -r reads down-signal as hinit reads the dir. A
-// FIFO or a symlink to /dev/zero that the dir's owner put there gives the
-// default at once. Before, root's s6-svc -r blocked on the FIFO for good,
-// and read /dev/zero until memory ran out.
-func TestDownSignal(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		plant func(path string) error
-		want  string
-	}{
-		{"none", func(string) error { return nil }, "TERM"},
-		{"HUP", func(p string) error { return os.WriteFile(p, []byte("SIGHUP\n"), 0o644) }, "HUP"},
-		{"unknown", func(p string) error { return os.WriteFile(p, []byte("SIGNOPE\n"), 0o644) }, "TERM"},
-		{"FIFO", func(p string) error { return unix.Mkfifo(p, 0o644) }, "TERM"},
-		{"symlink to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "TERM"},
+// TestRestartSendsTheStopSignal: s6-svc -r sends the stop signal of the
+// definition running, as a stop does: an s6 dir's down-signal, a
+// service.yaml's stop.signal; and the service comes back at once. Before,
+// s6-svc read the dir itself and sent TERM to every service.yaml dir (no
+// run file to read) and to the static services (no dir).
+func TestRestartSendsTheStopSignal(t *testing.T) {
+	bin := buildCommands(t)
+	work := t.TempDir()
+	scan, env := startHinit(t, bin, work, "compat: s6-overlay\n")
+	run := func(args ...string) (string, error) {
+		c := exec.Command(filepath.Join(bin, args[0]), args[1:]...)
+		c.Env = env
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	testprog.WaitFor(t, 10*time.Second, "hinit to answer", func() bool { _, err := run("hsvc", "status"); return err == nil })
+	// Each says which signal ended it, then exits 0.
+	script := func(out string) string {
+		return `for s in TERM INT HUP; do trap "echo $s >>` + out + `; exit 0" $s; done; sleep 1000 & wait`
+	}
+	for name, files := range map[string]map[string]string{
+		"yml": {"service.yaml": "command: [/bin/sh, -c, '" + script(filepath.Join(work, "yml.out")) + "']\nstop: {signal: INT}\n"},
+		"s6":  {"run": "#!/bin/sh\n" + script(filepath.Join(work, "s6.out")) + "\n", "down-signal": "SIGHUP\n"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "run"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		tmp := filepath.Join(scan, "."+name)
+		if err := os.MkdirAll(tmp, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, content := range files {
+			if err := os.WriteFile(filepath.Join(tmp, f), []byte(content), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := tc.plant(filepath.Join(dir, "down-signal")); err != nil {
-				t.Fatal(err)
-			}
-			got := make(chan string, 1)
-			go func() { got <- downSignal(dir) }()
-			select {
-			case s := <-got:
-				if s != tc.want {
-					t.Fatalf("downSignal = %q, want %q", s, tc.want)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("downSignal blocked")
-			}
+		}
+		if err := os.Rename(tmp, filepath.Join(scan, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{"yml": "INT\n", "s6": "HUP\n"} {
+		if out, err := run("hsvc", "wait", name, "--up", "--timeout", "10s"); err != nil {
+			t.Fatalf("%s never up: %v %s", name, err, out)
+		}
+		st, _ := run("s6-svstat", "-o", "pid", filepath.Join(scan, name))
+		if out, err := run("s6-svc", "-r", filepath.Join(scan, name)); err != nil {
+			t.Fatalf("s6-svc -r %s: %v %s", name, err, out)
+		}
+		outFile := filepath.Join(work, name+".out")
+		testprog.WaitFor(t, 10*time.Second, name+"'s signal", func() bool { b, _ := os.ReadFile(outFile); return len(b) > 0 })
+		if b, _ := os.ReadFile(outFile); string(b) != want {
+			t.Errorf("s6-svc -r %s sent %q, want %q", name, b, want)
+		}
+		testprog.WaitFor(t, 10*time.Second, name+" up again in another process", func() bool {
+			now, err := run("s6-svstat", "-o", "pid", filepath.Join(scan, name))
+			return err == nil && now != st && strings.TrimSpace(now) != "-1"
 		})
 	}
 }

@@ -6,11 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"hinit/control"
-	"hinit/s6dir"
-	"hinit/trust"
 )
 
 const svcSynopsis = "[ -wu | -wU | -wd | -wD | -wr | -wR ] [ -T timeout ] [ -abqhkti12pcyroduDUxOQ ] servicedir"
@@ -136,7 +132,10 @@ func (e *env) svcCommand(dir, name string, c byte) error {
 	case 'x':
 		return nil // hinit keeps supervising while the dir exists; removing it forgets the service
 	case 'r':
-		return e.svcSignal(dir, name, downSignal(dir), true)
+		// "": the down-signal of the definition running, which hinit
+		// read from the dir (and a stop sends), or a service.yaml's
+		// stop.signal: one rule, hinit's.
+		return e.svcSignal(dir, name, "", true)
 	case 't':
 		return e.svcSignal(dir, name, svcSignals[c], true)
 	default:
@@ -181,23 +180,4 @@ func (e *env) svcSignal(dir, name, sig string, restart bool) error {
 		return errors.New(resp.Error)
 	}
 	return nil
-}
-
-// downSignal is the signal s6-svc -r sends: the dir's down-signal file,
-// SIGTERM by default. It is read as hinit reads the dir (package s6dir:
-// through a descriptor, never following a symlink nor opening a FIFO, a
-// few bytes at most): root's s6-svc -r must not hang on a FIFO, or read
-// /dev/zero, that the dir's owner put there.
-func downSignal(dir string) string {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "TERM"
-	}
-	defer unix.Close(fd)
-	var judge trust.Judge
-	d, err := s6dir.Read(fd, dir, &judge)
-	if err != nil || d.DownSignal == "" {
-		return "TERM"
-	}
-	return d.DownSignal
 }

@@ -180,6 +180,9 @@ func (r *runner) handle(c command) error {
 		if c.process {
 			send = signalProcess
 		}
+		if c.sig == StopSignal {
+			c.sig = stopSignal(r.proc.def)
+		}
 		err := send(r.proc.pid, c.sig)
 		if c.sig == syscall.SIGKILL && err == nil {
 			r.proc.killed = true
@@ -329,6 +332,10 @@ func signalProcess(pid int, sig syscall.Signal) error {
 	}
 	return nil
 }
+
+// StopSignal, given to SignalRestart, stands for the stop signal of the
+// definition the process runs.
+const StopSignal syscall.Signal = 0
 
 // stopSignal is def's stop signal, SIGTERM when it names none.
 func stopSignal(def *config.Service) syscall.Signal {

@@ -198,6 +198,9 @@ func (s *Service) SignalProcess(sig syscall.Signal) error {
 // as a request to restart it, as s6-svc -t and -r are: the exit it causes
 // restarts the service at once, as a requested restart does (Restart),
 // neither a quick failure nor a step towards give_up.
+//
+// A sig of StopSignal is the stop signal of the definition the process
+// runs (s6-svc -r: its dir's down-signal, as s6-svc -d stops it).
 func (s *Service) SignalRestart(sig syscall.Signal, process bool) error {
 	return s.send(command{op: opSignal, sig: sig, process: process, restart: true})
 }
