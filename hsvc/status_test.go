@@ -126,7 +126,7 @@ func TestLastExit(t *testing.T) {
 		{"shell reports TERM", &control.Exit{Code: 143}, "143 (TERM)"},
 		{"killed", &control.Exit{Code: 137, Signal: "KILL"}, "SIGKILL"},
 		{"out of memory", &control.Exit{Code: 137, Signal: "KILL", OOM: true}, "SIGKILL (OOM)"},
-		{"realtime signal", &control.Exit{Code: 168, Signal: "40"}, "signal 40"},
+		{"realtime signal", &control.Exit{Code: 168, Signal: "40"}, "SIGRTMIN+6"},
 		{"above signals", &control.Exit{Code: 255}, "255"},
 	}
 	for _, tc := range tests {

@@ -106,13 +106,15 @@ func lastExit(e *control.Exit) string {
 	switch {
 	case e == nil:
 		return "-"
-	case e.OOM:
-		return "SIG" + e.Signal + " (OOM)"
 	case e.Signal != "":
-		if _, err := strconv.Atoi(e.Signal); err == nil {
-			return "signal " + e.Signal
+		text := "SIG" + e.Signal // a name this hsvc does not know
+		if sig, err := signame.Parse(e.Signal); err == nil {
+			text = signame.Text(sig) // as hinit's messages name it: SIGRTMIN+6
 		}
-		return "SIG" + e.Signal
+		if e.OOM {
+			text += " (OOM)"
+		}
+		return text
 	case signame.OfStatus(e.Code) != 0:
 		return fmt.Sprintf("%d (%s)", e.Code, signame.Name(signame.OfStatus(e.Code)))
 	}

@@ -28,8 +28,9 @@ func (e unknownError) Error() string {
 
 func (e unknownError) Is(target error) bool { return target == ErrUnknown }
 
-// Parse reads a signal: a name with or without SIG, in any case, or a
-// number that names a signal (the real-time ones included).
+// Parse reads a signal: a name with or without SIG, in any case, a
+// real-time one as kill -l and Text name it (RTMIN+6, RTMAX-2), or a number
+// that names a signal (the real-time ones included).
 func Parse(s string) (syscall.Signal, error) {
 	if n, err := strconv.Atoi(s); err == nil {
 		named := n > 0 && unix.SignalName(syscall.Signal(n)) != ""
@@ -46,7 +47,39 @@ func Parse(s string) (syscall.Signal, error) {
 	if sig := unix.SignalNum(name); sig != 0 {
 		return sig, nil
 	}
+	if sig := realtime(name); sig != 0 {
+		return sig, nil
+	}
 	return 0, unknownError(s)
+}
+
+// realtime reads SIGRTMIN, SIGRTMIN+N, SIGRTMAX and SIGRTMAX-N, within
+// rtmin..rtmax; 0 for anything else.
+func realtime(name string) syscall.Signal {
+	base, rest, dir := rtmin, strings.TrimPrefix(name, "SIGRTMIN"), 1
+	if rest == name {
+		base, rest, dir = rtmax, strings.TrimPrefix(name, "SIGRTMAX"), -1
+		if rest == name {
+			return 0
+		}
+	}
+	if rest == "" {
+		return base
+	}
+	sign := "+"
+	if dir < 0 {
+		sign = "-"
+	}
+	digits, ok := strings.CutPrefix(rest, sign)
+	n, err := strconv.Atoi(digits)
+	if !ok || err != nil || n < 0 || digits != strconv.Itoa(n) {
+		return 0
+	}
+	sig := base + syscall.Signal(dir*n)
+	if sig < rtmin || sig > rtmax {
+		return 0
+	}
+	return sig
 }
 
 // Name is the name of sig without "SIG" (TERM), or its number for a

@@ -21,6 +21,19 @@ func TestParse(t *testing.T) {
 		{"9", syscall.SIGKILL, true},
 		{"15", syscall.SIGTERM, true},
 		{"40", syscall.Signal(40), true},
+		// real-time, as kill -l and Text name them
+		{"SIGRTMIN", 34, true},
+		{"rtmin+6", 40, true},
+		{"SIGRTMAX", 64, true},
+		{"RTMAX-2", 62, true},
+		{"SIGRTMIN+30", 64, true},
+		{"SIGRTMIN+31", 0, false},
+		{"SIGRTMAX+1", 0, false},
+		{"RTMIN-1", 0, false},
+		{"RTMIN+", 0, false},
+		{"RTMIN+06", 0, false},
+		{"RTMIN++6", 0, false},
+		{"RTMIN 6", 0, false},
 		{"0", 0, false},
 		{"32", 0, false},
 		{"65", 0, false},
@@ -69,6 +82,10 @@ func TestText(t *testing.T) {
 		32: "SIG32", 34: "SIGRTMIN", 40: "SIGRTMIN+6", 64: "SIGRTMIN+30"} {
 		if got := Text(sig); got != want {
 			t.Errorf("Text(%d) = %q, want %q", int(sig), got, want)
+		}
+		// what a message names, hsvc signal takes (but the C library's own)
+		if back, err := Parse(want); sig != 32 && (err != nil || back != sig) {
+			t.Errorf("Parse(Text(%d)) = %d, %v", int(sig), back, err)
 		}
 	}
 }
