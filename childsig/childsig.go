@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -204,6 +205,12 @@ func shim(args []string) int {
 		return 2
 	}
 	syscall.CloseOnExec(c.fd)
+	// execIn locks the thread for the exec; the first lock starts the
+	// runtime's template thread. Started here, before the shim becomes
+	// the user: a user at its process limit (RLIMIT_NPROC) made that
+	// clone fail, and the runtime died with a goroutine dump into the
+	// service's log, where now the exec fails with EAGAIN, one errno.
+	runtime.LockOSThread()
 	errno := become(c.cred, c.dir)
 	if errno == 0 {
 		errno = execIn(c.st, c.path, c.argv, os.Environ(), func() { syscall.Write(c.fd, []byte{ShimReady}) })
