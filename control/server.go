@@ -92,7 +92,10 @@ func (s *Server) acceptLoop(ctx context.Context, a *acceptor, wg *sync.WaitGroup
 			}
 			continue
 		}
-		delay = 0
+		if delay > 0 {
+			s.Log.Info("control: accepting connections again")
+			delay = 0
+		}
 		if cred, sl := s.admit(conn); sl != nil {
 			wg.Go(func() {
 				defer sl.release()
@@ -134,14 +137,16 @@ func (s *Server) refuse(conn *Conn, resp *Response) {
 }
 
 // acceptFailed handles an Accept error: fatal when the listener is closed,
-// otherwise (out of file descriptors, ...) logged and retried after a
-// growing delay, as net/http does, so that a full fd table does not spin.
+// otherwise (out of file descriptors, ...) logged, once per warnEvery with
+// how many more, and retried after a growing delay, as net/http does, so
+// that a full fd table does not spin nor fill the log; the first accept
+// after says so (acceptLoop).
 func (s *Server) acceptFailed(ctx context.Context, err error, delay time.Duration) (time.Duration, error) {
 	if errors.Is(err, os.ErrClosed) {
 		return 0, fmt.Errorf("accept: %w", err)
 	}
 	delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-	s.Log.Warn("control: accept failed, retrying", "err", err, "retry_in", delay)
+	s.warn.Warn("control: accept failed, retrying", -1, "err", err, "retry_in", delay)
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {

@@ -2,11 +2,15 @@ package control
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,7 +29,7 @@ func TestBadRequests(t *testing.T) {
 		{"array", `[1,2]`, CodeUsage, "malformed request"},
 		{"trailing garbage", `{"v":1,"verb":"status"} x`, CodeUsage, "malformed request"},
 		{"null", `null`, CodeUsage, "protocol version 0"},
-		{"no version", `{"verb":"status"}`, CodeUsage, "protocol version 0"},
+		{"no version", `{"v":1,"verb":"status"}`, CodeUsage, "protocol version 0"},
 		{"future version", `{"v":2,"verb":"status"}`, CodeUsage, "protocol version 2"},
 		{"unknown verb", `{"v":1,"verb":"explode"}`, CodeUsage, `unknown verb "explode"`},
 		{"bad name", `{"v":1,"verb":"stop","names":["../etc"]}`, CodeUsage, `"../etc" is not a valid service name`},
@@ -374,4 +378,42 @@ func TestAnswerIsNotHTMLEscaped(t *testing.T) {
 	if !strings.Contains(line, `"reason":"<a&b>"`) || !strings.Contains(line, `"log_path":"`+logPath+`"`) || len(line) > len(logPath)+300 {
 		t.Errorf("answer of %d bytes, want the strings as they are (%d bytes of path):\n%.300s", len(line), len(logPath), line)
 	}
+}
+
+// TestAcceptFailureWarnsOnce: accept failing again and again (out of
+// descriptors) is one warning per warnEvery, the repeats summed up then,
+// not a line for each retry.
+func TestAcceptFailureWarnsOnce(t *testing.T) {
+	var logged lockedBuffer
+	s := &Server{Log: slog.New(slog.NewTextHandler(&logged, nil))}
+	s.setDefaults()
+	defer s.warn.close()
+	var delay time.Duration
+	for range 5 {
+		var err error
+		if delay, err = s.acceptFailed(context.Background(), os.NewSyscallError("accept", syscall.EMFILE), delay); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logged.String(), "accept failed"); n != 1 || delay != 80*time.Millisecond {
+		t.Errorf("%d warnings, delay %v after 5 failures; want 1, 80ms:\n%s", n, delay, logged.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer for a logger and a test at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
