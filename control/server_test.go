@@ -29,7 +29,7 @@ func TestBadRequests(t *testing.T) {
 		{"array", `[1,2]`, CodeUsage, "malformed request"},
 		{"trailing garbage", `{"v":1,"verb":"status"} x`, CodeUsage, "malformed request"},
 		{"null", `null`, CodeUsage, "protocol version 0"},
-		{"no version", `{"v":1,"verb":"status"}`, CodeUsage, "protocol version 0"},
+		{"no version", `{"verb":"status"}`, CodeUsage, "protocol version 0"},
 		{"future version", `{"v":2,"verb":"status"}`, CodeUsage, "protocol version 2"},
 		{"unknown verb", `{"v":1,"verb":"explode"}`, CodeUsage, `unknown verb "explode"`},
 		{"bad name", `{"v":1,"verb":"stop","names":["../etc"]}`, CodeUsage, `"../etc" is not a valid service name`},
