@@ -62,6 +62,7 @@ type fileWriter struct {
 	dirID   fileID    // of d
 	checkAt time.Time // no lookup of the path before this
 	lastMsg string    // the last problem with the path that was logged
+	rotMsg  string    // the last rotation failure logged, "" once one works
 	f       *os.File  // current, nil until opened
 	curID   fileID    // of f
 	size    int64     // bytes in current
@@ -155,10 +156,18 @@ func (w *fileWriter) ready(n int64) error {
 	if w.size > 0 && w.size+n > w.maxSize && w.due() {
 		if err := w.rotate(); err != nil {
 			w.failed(err)
-			w.log.Warn("log rotation failed", "err", err)
+			// Once, not at each retry (every second, for each service
+			// whose dir was made read-only): current grows meanwhile.
+			if msg := err.Error(); msg != w.rotMsg {
+				w.rotMsg = msg
+				w.log.Warn("log rotation failed: current grows past max_size until it works", "err", err)
+			}
 			if w.f == nil {
 				return w.err
 			}
+		} else if w.rotMsg != "" {
+			w.rotMsg = ""
+			w.log.Info("log rotation works again", "dir", w.dir)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -398,5 +399,38 @@ func TestCurrentLeftMidLine(t *testing.T) {
 	want := []string{"whole", "line-175-padpa", "first of this boot"}
 	if got := texts(readEntries(t, l.Path())); !slices.Equal(got, want) {
 		t.Fatalf("log holds %q, want %q", got, want)
+	}
+}
+
+// TestRotationFailureSaidOnce: a log dir its owner made read-only cannot
+// rotate: current grows past max_size, nothing is lost, and hinit's log
+// says so once, not at each retry (every second, for each such service),
+// then once that rotation works again.
+func TestRotationFailureSaidOnce(t *testing.T) {
+	requireRoot(t)
+	dir := filepath.Join(userHome(t), "logs")
+	var out syncBuffer
+	clock := newClock()
+	l := newLog(t, Options{Dir: dir, Owner: alice, MaxSize: 100, Keep: 2, Now: clock.Now,
+		Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	fmt.Fprintln(l.Writer(), strings.Repeat("a", 80))
+	testprog.WaitFor(t, 5*time.Second, "the first line", func() bool { return fileHas(filepath.Join(dir, currentName), "aaa") })
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		clock.Add(retryEvery)
+		fmt.Fprintf(l.Writer(), "line %d %s\n", i, strings.Repeat("b", 80))
+	}
+	testprog.WaitFor(t, 5*time.Second, "the lines in current", func() bool { return fileHas(filepath.Join(dir, currentName), "line 4") })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(retryEvery)
+	fmt.Fprintln(l.Writer(), "after")
+	testprog.WaitFor(t, 5*time.Second, "rotation again", func() bool { return strings.Contains(out.String(), "log rotation works again") })
+	closeLog(t, l)
+	if n := strings.Count(out.String(), "log rotation failed"); n != 1 || l.Lost() != 0 {
+		t.Errorf("%d rotation warnings, %d lines lost; want 1, none:\n%s", n, l.Lost(), out.String())
 	}
 }
