@@ -434,3 +434,28 @@ func TestRotationFailureSaidOnce(t *testing.T) {
 		t.Errorf("%d rotation warnings, %d lines lost; want 1, none:\n%s", n, l.Lost(), out.String())
 	}
 }
+
+// failingWriter fails every write, as a file on a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) write([]line) (int, error) {
+	return 0, errors.New("write current: no space left on device")
+}
+func (failingWriter) close() {}
+
+// TestLossUnreportedToTheEndIsCounted: lines lost with no later line
+// written to carry their report (the disk full to the end) are counted in
+// hinit's own log when the output finishes; before, its one warning had
+// no count.
+func TestLossUnreportedToTheEndIsCounted(t *testing.T) {
+	var out syncBuffer
+	o := newOutput("file", failingWriter{}, nil, slog.New(slog.NewTextHandler(&out, nil)))
+	for range 3 {
+		o.push(line{text: []byte("x")})
+	}
+	o.finish()
+	<-o.done
+	if !strings.Contains(out.String(), `msg="log lines lost, and not reported in the log" output=file lost=3 reason="write current: no space left on device"`) {
+		t.Errorf("hinit's log:\n%s", out.String())
+	}
+}

@@ -85,6 +85,11 @@ func (o *output) write() {
 			o.put(nil)
 		}
 		if final {
+			if o.pending > 0 {
+				// Not even their report could be written (a disk full
+				// to the end): hinit's log has the count.
+				o.log.Warn("log lines lost, and not reported in the log", "output", o.kind, "lost", o.pending, "reason", o.reason)
+			}
 			o.w.close()
 			close(o.done)
 			return
