@@ -99,12 +99,25 @@ func (w *fileWriter) write(ls []line) (int, error) {
 		asuser.Quiet(func() { n, err = w.f.Write(buf) })
 		w.size += int64(n)
 		if err != nil {
-			whole := 0
+			whole, kept := 0, 0
 			for whole < len(ends) && ends[whole] <= n {
+				kept = ends[whole]
 				whole++
 			}
-			if n > 0 && (whole == 0 || ends[whole-1] != n) {
-				w.partial = true // the next line starts on a line of its own
+			if whole > 0 {
+				w.partial = false
+			}
+			if cut := int64(n - kept); cut > 0 {
+				// A line the disk cut short is taken back, so that no
+				// fragment stays in the file; when it cannot be, the
+				// next line starts on a line of its own.
+				var terr error
+				asuser.Quiet(func() { terr = w.f.Truncate(w.size - cut) })
+				if terr == nil {
+					w.size -= cut
+				} else {
+					w.partial = true
+				}
 			}
 			return done + whole, err // "write <path>: <errno>"
 		}

@@ -104,6 +104,10 @@ func TestFullDisk(t *testing.T) {
 	if l.Lost() == 0 {
 		t.Fatal("no line lost on a full disk")
 	}
+	// A line the disk cut short was taken back: no fragment stays.
+	if b, err := os.ReadFile(l.Path()); err != nil || len(b) == 0 || b[len(b)-1] != '\n' {
+		t.Fatalf("current on the full disk ends with %q (%v), want a whole line", b[max(0, len(b)-40):], err)
+	}
 
 	lost := l.Lost()
 	if err := os.Truncate(l.Path(), 0); err != nil { // room again
