@@ -299,11 +299,26 @@ func (w *fileWriter) failed(err error) {
 // reading too, to see its last byte, or for writing only when its owner
 // made it so.
 func (w *fileWriter) openCurrent() error {
+	return w.openCurrentOnce(true)
+}
+
+// openCurrentOnce is openCurrent; mayMove lets it set aside, once, a
+// current root did not write (rootsFile).
+func (w *fileWriter) openCurrentOnce(mayMove bool) error {
 	path := filepath.Join(w.dir, currentName)
-	flags := unix.O_APPEND | unix.O_CREAT | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-	fd, err := unix.Openat(int(w.d.Fd()), currentName, unix.O_RDWR|flags, filePerm)
-	if err == unix.EACCES {
-		fd, err = unix.Openat(int(w.d.Fd()), currentName, unix.O_WRONLY|flags, filePerm)
+	dfd := int(w.d.Fd())
+	flags := unix.O_APPEND | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	open := func(extra int) (int, error) {
+		fd, err := unix.Openat(dfd, currentName, unix.O_RDWR|flags|extra, filePerm)
+		if err == unix.EACCES {
+			fd, err = unix.Openat(dfd, currentName, unix.O_WRONLY|flags|extra, filePerm)
+		}
+		return fd, err
+	}
+	fd, err := open(unix.O_CREAT | unix.O_EXCL)
+	created := err == nil
+	if err == unix.EEXIST {
+		fd, err = open(0)
 	}
 	if err == unix.ELOOP {
 		err = asuser.ErrSymlink
@@ -321,6 +336,29 @@ func (w *fileWriter) openCurrent() error {
 		f.Close()
 		return fmt.Errorf("open %s: not a regular file with one link (mode %o, %d links): refused", path, st.Mode, st.Nlink)
 	}
+	if !created && !w.rootsFile(&st) {
+		// A root service's log in a dir another user owns: that user may
+		// have put its own file there, to read what root's service
+		// writes. Set aside as an archive, and a new current made (which
+		// root makes, whoever the filesystem says owns it: NFS's
+		// root_squash). Nothing is lost.
+		f.Close()
+		if !mayMove {
+			return fmt.Errorf("open %s: a file of uid %d, not root's: refused", path, st.Uid)
+		}
+		archive := archiveName(dfd, w.now(), w.newest)
+		if err := unix.Renameat(dfd, currentName, dfd, archive); err != nil {
+			return fmt.Errorf("set aside %s, a file of uid %d, not root's: %w", path, st.Uid, err)
+		}
+		w.newest = archive
+		if w.kept != nil {
+			if err := w.pruneKept(archive); err != nil {
+				w.log.Warn("log archive cleanup failed", "err", err)
+			}
+		}
+		w.log.Warn("log file not root's: set aside, a new one made", "file", path, "uid", st.Uid, "archive", archive)
+		return w.openCurrentOnce(false)
+	}
 	partial := false
 	if st.Size > 0 {
 		var last [1]byte
@@ -329,6 +367,15 @@ func (w *fileWriter) openCurrent() error {
 	}
 	w.f, w.curID, w.size, w.partial = f, fileID{st.Dev, st.Ino}, st.Size, partial
 	return nil
+}
+
+// rootsFile reports whether st, a current found in place, may take what
+// the writer writes: any file for a writer that is not root (the file is
+// the writer's own, or its dir's owner's, who could read it anyway), only
+// root's for root.
+func (w *fileWriter) rootsFile(st *unix.Stat_t) bool {
+	root := unix.Geteuid() == 0 && w.owner.UID == 0
+	return !root || st.Uid == 0
 }
 
 // close closes current and the dir, when the output finishes.

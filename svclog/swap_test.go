@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -262,5 +263,40 @@ func TestRemovedCurrentIsRecreated(t *testing.T) {
 				t.Fatalf("hinit's log: want one \"removed or renamed\" line and no warning, got:\n%s", logged)
 			}
 		})
+	}
+}
+
+// TestRootsLogNeverInAnotherUsersFile: a root service's log in a dir
+// another user owns, who put a current of its own there to read what the
+// service writes: that file is set aside as an archive, untouched, and the
+// lines go to a new current, root's. Before, they were appended to the
+// user's file.
+func TestRootsLogNeverInAnotherUsersFile(t *testing.T) {
+	requireRoot(t)
+	dir := filepath.Join(userHome(t), "logs")
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, os.Chown(dir, alice.UID, alice.GID))
+	planted := filepath.Join(dir, currentName)
+	must(t, os.WriteFile(planted, []byte("alice's\n"), 0o644))
+	must(t, os.Chown(planted, alice.UID, alice.GID))
+	var out syncBuffer
+	l := newLog(t, Options{Dir: dir, Now: newClock().Now, Logger: slog.New(slog.NewTextHandler(&out, nil))}) // root's
+	fmt.Fprintln(l.Writer(), "root's secret")
+	closeLog(t, l)
+	var st unix.Stat_t
+	must(t, unix.Stat(planted, &st))
+	if got := texts(readEntries(t, planted)); st.Uid != 0 || !slices.Equal(got, []string{"root's secret"}) {
+		t.Errorf("current: uid %d, %q; want root's, the line", st.Uid, got)
+	}
+	names, err := archives(dir)
+	must(t, err)
+	if len(names) != 1 {
+		t.Fatalf("archives %v, want the file set aside", names)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, names[0])); string(b) != "alice's\n" || l.Lost() != 0 {
+		t.Errorf("the file set aside holds %q, %d lines lost; want alice's line, none", b, l.Lost())
+	}
+	if !strings.Contains(out.String(), "log file not root's: set aside") {
+		t.Errorf("hinit's log:\n%s", out.String())
 	}
 }
