@@ -48,3 +48,26 @@ func (h *hinit) checkCaps() {
 	h.log.Error(fmt.Sprintf("running as root without CAP_%s: what needs them fails below; add them back (--cap-add %s) or run as a non-root user (--user 10000:10000)",
 		strings.Join(missing, ", CAP_"), strings.Join(missing, " --cap-add ")))
 }
+
+// fdsPerService is about what one running service holds open in hinit: its
+// output pipe, its log file and dir, a notification pipe.
+const fdsPerService = 4
+
+// checkFileLimit says once, at boot, when the open files limit is below
+// what the services hinit.yaml allows may hold: the scandir's services are
+// the hermes user's to add, up to services_max, and their descriptors are
+// hinit's, whose control socket, log files and starts then fail with
+// "too many open files" (root's hsvc included).
+func (h *hinit) checkFileLimit() {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return
+	}
+	services := h.set.cfg.ServicesMax + len(h.set.cfg.Services)
+	need := uint64(fdsPerService*services + 256)
+	if lim.Cur >= need {
+		return
+	}
+	h.log.Warn(fmt.Sprintf("the open files limit (%d) is below what %d services may hold in hinit (about %d): the hermes user's services could use up hinit's descriptors; raise it (docker run --ulimit nofile=%d) or lower services_max",
+		lim.Cur, services, need, need))
+}

@@ -338,3 +338,21 @@ func TestUnregisterIgnoringTerm(t *testing.T) {
 	p.signal(syscall.SIGTERM)
 	p.wait(10 * time.Second)
 }
+
+// An open files limit below what services_max allows the hermes user's
+// services to hold in hinit is said at boot, with what to do; a limit that
+// covers it says nothing.
+func TestFileLimitBelowServicesMax(t *testing.T) {
+	for _, tc := range []struct {
+		max  int
+		warn bool
+	}{{1000, true}, {100, false}} {
+		p, code := runInit(t, initOpts{config: fmt.Sprintf("services_max: %d\n", tc.max), args: []string{"true"},
+			wrap: []string{"prlimit", "--nofile=1024:1024"}})
+		out := p.stderr.String()
+		warned := strings.Contains(out, "the open files limit (1024) is below what 1000 services may hold in hinit (about 4256)")
+		if code != 0 || warned != tc.warn || tc.warn && !strings.Contains(out, "--ulimit nofile=4256") {
+			t.Errorf("services_max %d: exit %d, warned %v, want %v:\n%s", tc.max, code, warned, tc.warn, out)
+		}
+	}
+}

@@ -141,6 +141,7 @@ func boot(args []string, opts *options) int {
 	if !set.bare {
 		reserveThreads()
 		h.checkCaps()
+		h.checkFileLimit()
 		h.lookupUser()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
