@@ -176,7 +176,7 @@ remap_ids() {
 		say "changing hermes UID to $uid"
 		was=$(id -u hermes)
 		pending="$REMAP_PENDING.hinit-$$"
-		if (umask 077 && printf '%s\n' $old_uid "$was" >"$pending") && mv -f "$pending" "$REMAP_PENDING" &&
+		if (umask 077 && printf '%s\n' $old_uid "$was" >"$pending") 2>/dev/null && mv -f "$pending" "$REMAP_PENDING" 2>/dev/null &&
 			set_field /etc/passwd hermes 3 "$uid"; then
 			old_uid=${old_uid:+$old_uid }$was
 		else
@@ -336,14 +336,15 @@ give_tree() {
 	not_hermes "$gp" || return 0
 	if [ "${2:-}" = root ]; then
 		say "giving what root owns in $gp to hermes ($HUID:$HGID)"
-		chown_tree -from-root "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
+		chown_tree -from-root "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only filesystem?)"
 		return 0
 	fi
 	say "giving $gp back to hermes ($HUID:$HGID)"
 	# (what cannot be read or changed, a dir root may not read without
-	# CAP_DAC_OVERRIDE or on NFS, a read-only mount, is skipped with one
-	# warning, not a line per file; it must not end the hook: set -e)
-	chown_tree "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only mount in it?)"
+	# CAP_DAC_OVERRIDE or on NFS, a read-only filesystem, is skipped with
+	# one warning, not a line per file; it must not end the hook: set -e; a
+	# mount inside the tree is never gone into)
+	chown_tree "$HUID:$HGID" "$gp" || say "warning: cannot chown all of $gp (a read-only filesystem?)"
 }
 
 # chown_tree [-xdev] [-from-uid N | -from-root] UID[:GID] PATH: hinit chown-tree, the
@@ -351,7 +352,8 @@ give_tree() {
 # descriptor of its own: a path walk (find -exec chown -h DIR/SUB/FILE)
 # follows a dir that a hermes process of another container on the volume
 # swapped for a symlink meanwhile, and chowned root's files. A file with
-# other hard links is left alone, with a warning.
+# other hard links is left alone, with a warning (but with -from-uid: every
+# link of it is that UID's); a mount inside the tree keeps its owners.
 chown_tree() {
 	hinit=$(command -v hinit) || {
 		say "warning: no hinit here to chown with"
@@ -444,6 +446,7 @@ mounted() {
 follow_uid() {
 	[ -n "$old_uid" ] && is_root || return 0
 	for u in $old_uid; do
+		[ "$u" != "$HUID" ] || continue # a change undone: nothing to give
 		[ "$home_uid" = "$u" ] || [ "$home_uid" = "$HUID" ] || continue
 		no_link "$HERMES_HOME" || continue
 		[ -n "$(find "$HERMES_HOME" -user "$u" -print 2>/dev/null | head -n 1)" ] || continue

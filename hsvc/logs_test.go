@@ -748,11 +748,15 @@ func TestLogsEscapedToATerminal(t *testing.T) {
 			t.Fatalf("%q: exit %d: %s", tc.args, code, stderr)
 		}
 		got := make([]byte, 0, len(tc.want))
+		// bounded: output shorter than want must fail, not hang
+		if err := ptm.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
 		for len(got) < len(tc.want) {
 			b := make([]byte, len(tc.want)-len(got))
 			n, err := ptm.Read(b)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%q to a terminal: read %q, then %v", tc.args, got, err)
 			}
 			got = append(got, b[:n]...)
 		}

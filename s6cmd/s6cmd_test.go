@@ -139,9 +139,10 @@ func TestRestartSendsTheStopSignal(t *testing.T) {
 		return string(out), err
 	}
 	testprog.WaitFor(t, 10*time.Second, "hinit to answer", func() bool { _, err := run("hsvc", "status"); return err == nil })
-	// Each says which signal ended it, then exits 0.
+	// Each says which signal ended it, then exits 0; out.trapped once its
+	// traps are set (up is only spawned).
 	script := func(out string) string {
-		return `for s in TERM INT HUP; do trap "echo $s >>` + out + `; exit 0" $s; done; sleep 1000 & wait`
+		return `for s in TERM INT HUP; do trap "echo $s >>` + out + `; exit 0" $s; done; : >` + out + `.trapped; sleep 1000 & wait`
 	}
 	for name, files := range map[string]map[string]string{
 		"yml": {"service.yaml": "command: [/bin/sh, -c, '" + script(filepath.Join(work, "yml.out")) + "']\nstop: {signal: INT}\n"},
@@ -164,11 +165,12 @@ func TestRestartSendsTheStopSignal(t *testing.T) {
 		if out, err := run("hsvc", "wait", name, "--up", "--timeout", "10s"); err != nil {
 			t.Fatalf("%s never up: %v %s", name, err, out)
 		}
+		outFile := filepath.Join(work, name+".out")
+		testprog.WaitFor(t, 10*time.Second, name+"'s traps", func() bool { _, err := os.Stat(outFile + ".trapped"); return err == nil })
 		st, _ := run("s6-svstat", "-o", "pid", filepath.Join(scan, name))
 		if out, err := run("s6-svc", "-r", filepath.Join(scan, name)); err != nil {
 			t.Fatalf("s6-svc -r %s: %v %s", name, err, out)
 		}
-		outFile := filepath.Join(work, name+".out")
 		testprog.WaitFor(t, 10*time.Second, name+"'s signal", func() bool { b, _ := os.ReadFile(outFile); return len(b) > 0 })
 		if b, _ := os.ReadFile(outFile); string(b) != want {
 			t.Errorf("s6-svc -r %s sent %q, want %q", name, b, want)

@@ -29,7 +29,8 @@ func (e unknownError) Error() string {
 func (e unknownError) Is(target error) bool { return target == ErrUnknown }
 
 // Parse reads a signal: a name with or without SIG, in any case, a
-// real-time one as kill -l and Text name it (RTMIN+6, RTMAX-2), or a number
+// real-time one by SIGRTMIN or SIGRTMAX (RTMIN+6, as Text names it, RTMAX-2,
+// as kill -l names the upper half), or a number
 // that names a signal (the real-time ones included).
 func Parse(s string) (syscall.Signal, error) {
 	if n, err := strconv.Atoi(s); err == nil {

@@ -105,19 +105,10 @@ func (w *fileWriter) write(ls []line) (int, error) {
 				whole++
 			}
 			if whole > 0 {
-				w.partial = false
+				w.partial = false // the file ends with a whole line, or with...
 			}
-			if cut := int64(n - kept); cut > 0 {
-				// A line the disk cut short is taken back, so that no
-				// fragment stays in the file; when it cannot be, the
-				// next line starts on a line of its own.
-				var terr error
-				asuser.Quiet(func() { terr = w.f.Truncate(w.size - cut) })
-				if terr == nil {
-					w.size -= cut
-				} else {
-					w.partial = true
-				}
+			if cut := int64(n - kept); cut > 0 && !w.takeBack(cut) {
+				w.partial = true // ...a line cut short: the next starts on its own
 			}
 			return done + whole, err // "write <path>: <errno>"
 		}
@@ -125,6 +116,27 @@ func (w *fileWriter) write(ls []line) (int, error) {
 		done += len(ends)
 	}
 	return done, nil
+}
+
+// takeBack truncates the last cut bytes of current, a line a full disk cut
+// short, so that no fragment of it stays in the file, and reports whether
+// it did: only when the file is as hinit left it (its owner may have
+// emptied it or appended to it meanwhile: a cut by hinit's count would pad
+// it with zeros, or take their lines). w.size follows the file.
+func (w *fileWriter) takeBack(cut int64) bool {
+	var st unix.Stat_t
+	done := false
+	asuser.Quiet(func() {
+		if unix.Fstat(int(w.f.Fd()), &st) != nil {
+			return
+		}
+		if st.Size == w.size && w.f.Truncate(st.Size-cut) == nil {
+			st.Size -= cut
+			done = true
+		}
+		w.size = st.Size
+	})
+	return done
 }
 
 // fill formats the lines that fit in current and in one write, at least

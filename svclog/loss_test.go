@@ -2,6 +2,7 @@ package svclog
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,6 +119,43 @@ func TestFullDisk(t *testing.T) {
 	want := []string{fmt.Sprintf("hinit: %d lines lost (write %s: no space left on device)", lost, l.Path()), "after"}
 	if got := texts(readEntries(t, l.Path())); !slices.Equal(got, want) {
 		t.Fatalf("log holds %q, want %q", got, want)
+	}
+}
+
+// TestFullDiskAfterTheOwnerEmptiedTheFile: a line a full disk cut short is
+// taken back only from a file as hinit left it. Here its owner emptied it
+// first (hinit's count is 30 KB, the file 0): the cut short line stays (the
+// next starts on its own line); a cut by hinit's count padded the file
+// with 30 KB of zeros.
+func TestFullDiskAfterTheOwnerEmptiedTheFile(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tiny tmpfs to fill up: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	logs := filepath.Join(dir, "logs")
+	l := newLog(t, Options{Dir: logs, MaxSize: 1 << 20})
+	produce(t, l.Writer(), 30, 1000)
+	testprog.WaitFor(t, 10*time.Second, "30 lines written", func() bool { b, _ := os.ReadFile(l.Path()); return bytes.Count(b, []byte{'\n'}) == 30 })
+	if err := os.Truncate(l.Path(), 0); err != nil {
+		t.Fatal(err)
+	}
+	// the disk all but full: the next lines are cut short, then refused
+	if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, 60<<10), 0o644); err != nil && !errors.Is(err, unix.ENOSPC) {
+		t.Fatal(err)
+	}
+	produce(t, l.Writer(), 10, 1000)
+	testprog.WaitFor(t, 10*time.Second, "the 10 lines written or lost", func() bool {
+		return completeLines(t, l.Path())+int(l.Lost()) >= 10
+	})
+	closeLog(t, l)
+	b, err := os.ReadFile(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte{0}); n > 0 || len(b) > 16<<10 {
+		t.Errorf("current: %d bytes, %d of them zeros; want no zeros, a few lines", len(b), n)
 	}
 }
 

@@ -547,10 +547,11 @@ func TestBootHookEnvCopyNotPlanted(t *testing.T) {
 	}
 }
 
-// A read-only mount inside a tree given back to hermes costs one warning
-// line per boot, not one chown error per file (stage2 sends those to
-// /dev/null too).
-func TestBootHookReadOnlyMountOneLine(t *testing.T) {
+// A mount inside a tree given back to hermes (here read-only) is the
+// operator's: not gone into, quietly. Before, it cost a warning line per
+// boot (and, before that, a chown error per file; stage2 sends those to
+// /dev/null); a read-write one was chowned.
+func TestBootHookLeavesAMountInATree(t *testing.T) {
 	t.Parallel()
 	host := t.TempDir()
 	for _, f := range []string{"a", "b", "c"} {
@@ -564,7 +565,7 @@ func TestBootHookReadOnlyMountOneLine(t *testing.T) {
 	if n := strings.Count(out, "Read-only file system"); n != 0 {
 		t.Errorf("%d chown errors, want none:\n%s", n, out)
 	}
-	if want := "[hermes-setup] warning: cannot chown all of /opt/data/cron (a read-only mount in it?)\n"; r.code != 0 || strings.Count(out, want) != 1 {
-		t.Errorf("exit %d, want 0 and one %q in:\n%s", r.code, want, out)
+	if r.code != 0 || strings.Contains(out, "cannot chown") {
+		t.Errorf("exit %d, want 0 and no chown warning in:\n%s", r.code, out)
 	}
 }
