@@ -87,14 +87,26 @@ done
 [ -n "$TIMEOUT" ] || say "warning: no timeout(1) in root's dirs: the steps run as hermes are not bounded"
 
 # bounded SECS CMD...: CMD under timeout(1) for SECS seconds (TERM, then
-# KILL 5 s later), as hermes (as_hermes).
+# KILL 5 s later), as hermes (hermes_run). timeout runs as the hook's user,
+# root, and switches to hermes under it: run as hermes, a process of the
+# step (hermes' code, a program planted in hermes' PATH) could stop it
+# (SIGSTOP), and the hook waited for it until hinit's own timeout stopped
+# the container, at every boot.
 bounded() {
 	secs=$1
 	shift
-	if [ -n "$TIMEOUT" ]; then
-		as_hermes "$TIMEOUT" ${TIMEOUT_APPLET:+"$TIMEOUT_APPLET"} -k 5 "$secs" "$@"
+	hermes_run "$secs" "$@"
+}
+
+# limited SECS CMD...: CMD under timeout(1) for SECS seconds, when SECS is
+# set and there is a timeout(1); else CMD.
+limited() {
+	lim=$1
+	shift
+	if [ -n "$lim" ] && [ -n "$TIMEOUT" ]; then
+		"$TIMEOUT" ${TIMEOUT_APPLET:+"$TIMEOUT_APPLET"} -k 5 "$lim" "$@"
 	else
-		as_hermes "$@"
+		"$@"
 	fi
 }
 
@@ -470,7 +482,7 @@ secret_modes() {
 		p=$HERMES_HOME/${f%:*}
 		top_file "$p" || continue
 		shared "$p" && continue
-		mode=$(stat -c %a "$p")
+		mode=$(stat -c %a "$p" 2>/dev/null) || continue # gone meanwhile (set -e)
 		[ "$mode" = "${f#*:}" ] && continue
 		if ! is_root || [ "$(stat -c %u "$p")" = "$HUID" ]; then
 			as_hermes chmod "${f#*:}" "$p" 2>/dev/null || say "warning: cannot chmod ${f#*:} $p"
@@ -660,13 +672,19 @@ browser_path() {
 # PATH (CMD is looked up there), or the container's while py_run sets
 # step_path: through the image's s6-setuidgid (hsvc's, the account as hinit
 # starts it), else setpriv of util-linux, each found in root's PATH.
-as_hermes() {
+as_hermes() { hermes_run "" "$@"; }
+
+# hermes_run SECS CMD...: as_hermes, under timeout(1) for SECS seconds when
+# SECS is set (bounded); timeout(1) outside the switch to hermes.
+hermes_run() {
+	secs=$1
+	shift
 	if ! is_root; then
-		PATH=${step_path:-$PATH_ROOT} "$@"
+		limited "$secs" env PATH="${step_path:-$PATH_ROOT}" "$@"
 	elif switch=$(command -v s6-setuidgid); then
-		HOME=$HERMES_HOME PATH=${step_path:-$PATH_ROOT} "$switch" hermes "$@"
+		limited "$secs" env HOME="$HERMES_HOME" PATH="${step_path:-$PATH_ROOT}" "$switch" hermes "$@"
 	elif switch=$(command -v setpriv) && "$switch" --help 2>&1 | grep -q -- --reuid; then
-		HOME=$HERMES_HOME PATH=${step_path:-$PATH_ROOT} "$switch" --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
+		limited "$secs" env HOME="$HERMES_HOME" PATH="${step_path:-$PATH_ROOT}" "$switch" --reuid="$HUID" --regid="$HGID" --init-groups -- "$@"
 	else
 		say "warning: no s6-setuidgid nor setpriv --reuid here; skipped: $1"
 		return 1

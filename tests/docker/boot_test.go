@@ -314,15 +314,17 @@ func TestBootHookStage2Steps(t *testing.T) {
 // HERMES_SETUP_STEPS_TIMEOUT is up, with one warning, the next step is
 // skipped with another, and the boot goes on: main starts. A timeout
 // planted in hermes' own dir of the container's PATH (one that bounds
-// nothing) is not the one used. Before, the hang held the hook until its
-// 5m timeout stopped the container, at every boot.
+// nothing) is not the one used, and the step cannot stop the one that is
+// (it is root's: the step sends SIGSTOP to every process it may first). Before, the
+// hang held the hook until its 5m timeout stopped the container, at every
+// boot; and a timeout run as hermes, stopped by its step, did the same.
 func TestBootHookStepHangs(t *testing.T) {
 	t.Parallel()
 	c := start(t, []string{"--entrypoint", "/bin/sh", "-e", "HERMES_SETUP_STEPS_TIMEOUT=2"}, "-c", `set -e
 		mkdir -p /opt/data/.local/bin && printf '#!/bin/sh\nwhile case $1 in -k) shift 2 ;; [0-9]*) shift ;; *) false ;; esac; do :; done\nexec "$@"\n' >/opt/data/.local/bin/timeout
 		chmod 755 /opt/data/.local/bin/timeout && chown -R 10000:10000 /opt/data/.local
 		mkdir -p /opt/hermes/.venv/bin /opt/hermes/scripts /opt/hermes/tools
-		printf '#!/bin/sh\necho "${1##*/}" >>/tmp/py.log\n[ "${1##*/}" != docker_config_migrate.py ] || exec cat /opt/data/config.yaml\n' >/opt/hermes/.venv/bin/python
+		printf '#!/bin/sh\necho "${1##*/}" >>/tmp/py.log\nkill -STOP -1 2>/dev/null\n[ "${1##*/}" != docker_config_migrate.py ] || exec cat /opt/data/config.yaml\n' >/opt/hermes/.venv/bin/python
 		chmod 755 /opt/hermes/.venv/bin/python
 		touch /opt/hermes/scripts/docker_config_migrate.py /opt/hermes/tools/skills_sync.py
 		rm -f /opt/data/config.yaml && mkfifo /opt/data/config.yaml && chown 10000:10000 /opt/data/config.yaml
