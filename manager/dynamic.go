@@ -239,6 +239,11 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 			d.m.log.Warn("essential: true ignored: only a definition root wrote may end the container", "svc", e.Name)
 		}
 		def.Essential = e.Trust.Essential(def.Essential)
+		if floor := e.Trust.RestartFloor(); def.Backoff.Initial < floor {
+			d.m.log.Warn(fmt.Sprintf("backoff.initial %v raised to %v: the least a definition root did not write gets", def.Backoff.Initial, floor), "svc", e.Name)
+			def.Backoff.Initial = floor
+			def.Backoff.Max = max(def.Backoff.Max, floor)
+		}
 	}
 	def.User = e.Trust.User(def.User) // the trust rule (package trust)
 	return def, nil

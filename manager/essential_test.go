@@ -1,6 +1,7 @@
 package manager_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,6 +64,52 @@ func TestEssentialOnlyFromRoot(t *testing.T) {
 			const ignored = "essential: true ignored: only a definition root wrote may end the container"
 			if said := strings.Contains(f.Logged.String(), ignored); said != (tc.owner == 10000 && tc.want == nil) {
 				t.Errorf("warning %q said %v; the log:\n%s", ignored, said, f.Logged.String())
+			}
+		})
+	}
+}
+
+// A definition root did not write restarts a second apart at least,
+// whatever backoff it asks (here 300ms): one of 1ns with a program that
+// exits at once had hinit start it without end (2,700 starts in 10 s, a
+// thousand log lines a second). Root's definition keeps its own.
+func TestRestartFloorOfOthersDefinitions(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the dir must be owned by another user")
+	}
+	const yaml = "command: [/bin/sh, -c, \"exit 3\"]\nbackoff: {initial: 300ms, max: 300ms, reset_after: 0s}\n"
+	for _, tc := range []struct {
+		owner int
+		want  string // in the reason while it backs off
+	}{{10000, "restarting in 1s"}, {0, "restarting in 300ms"}} {
+		t.Run(fmt.Sprint("owner ", tc.owner), func(t *testing.T) { // one fixture (one reaper) at a time
+			f := mt.Start(t, "", nil)
+			tmp := filepath.Join(f.Scandir, ".svc.tmp")
+			if err := os.Mkdir(tmp, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(tmp, "service.yaml")
+			if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range []string{file, tmp} {
+				if err := os.Lchown(p, tc.owner, tc.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Rename(tmp, filepath.Join(f.Scandir, "svc")); err != nil {
+				t.Fatal(err)
+			}
+			var reason string
+			testprog.WaitFor(t, 10*time.Second, "svc backing off", func() bool {
+				st := f.Status("svc")
+				if st != nil && st.State == "backoff" {
+					reason = st.Reason
+				}
+				return reason != ""
+			})
+			if !strings.Contains(reason, tc.want) {
+				t.Errorf("owner %d: reason %q, want %q", tc.owner, reason, tc.want)
 			}
 		})
 	}

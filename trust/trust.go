@@ -37,6 +37,7 @@ package trust
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -71,6 +72,24 @@ func (v Verdict) User(asked string) string {
 // status of their choice, which would be a shutdown hsvc gives root only.
 func (v Verdict) Essential(asked bool) bool {
 	return asked && v.Root
+}
+
+// MinRestart is the least time between two starts of a definition not
+// trusted as root (its backoff's initial and max: backoff.initial gates
+// every restart, restart_now_exit_codes' too). Its writer chooses its
+// backoff, and one of 1ns with a program that exits at once had hinit
+// start it without end: 2,700 starts in 10 s, a quarter of a core of PID
+// 1, a thousand lines a second to docker logs. s6 waits a second between
+// two starts of any service, as hinit does for an s6 dir.
+const MinRestart = time.Second
+
+// RestartFloor is the least backoff a definition gets: none when trusted
+// as root, MinRestart otherwise.
+func (v Verdict) RestartFloor() time.Duration {
+	if v.Root {
+		return 0
+	}
+	return MinRestart
 }
 
 // Judge folds the objects a definition was read from into a Verdict. The
