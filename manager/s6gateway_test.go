@@ -32,8 +32,11 @@ func s6GatewayHermes(t *testing.T) (*mt.Fixture, string) {
 		filepath.Join(dir, "SOUL.md"):            "soul\n",
 		filepath.Join(dir, "gateway_state.json"): `{"gateway_state":"running","desired_state":"running"}`,
 		filepath.Join(tmp, "type"):               "longrun\n",
+		// ready (notification-fd) once its trap is set: a TERM before
+		// would end it with 143, neither 0 nor 1
+		filepath.Join(tmp, "notification-fd"): "3\n",
 		filepath.Join(tmp, "run"): "#!/bin/sh\ntrap 'if [ -e " + marker + " ]; then rm -f " + marker + "; exit 0; fi; exit 1' TERM\n" +
-			"while :; do sleep 1 & wait $!; done\n",
+			"echo >&3; exec 3>&-\nwhile :; do sleep 1 & wait $!; done\n",
 		filepath.Join(tmp, "finish"): "#!/bin/sh\nif [ \"$1\" = \"78\" ]; then exit 125; fi\nif [ \"$1\" = \"0\" ]; then exit 125; fi\nexit 0\n",
 	}
 	for p, content := range files {
@@ -51,7 +54,10 @@ func s6GatewayHermes(t *testing.T) (*mt.Fixture, string) {
 	if err := os.Rename(tmp, filepath.Join(f.Scandir, "gateway-coder")); err != nil {
 		t.Fatal(err)
 	}
-	testprog.WaitFor(t, 5*time.Second, "gateway-coder up", func() bool { return f.State("gateway-coder") == "up" })
+	testprog.WaitFor(t, 5*time.Second, "gateway-coder up and ready", func() bool {
+		st := f.Status("gateway-coder")
+		return st != nil && st.State == "up" && st.Ready
+	})
 	return f, dir
 }
 
