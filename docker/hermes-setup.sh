@@ -251,11 +251,19 @@ join_device_groups() {
 		[ -c "$dev" ] || continue
 		# A node of group root would make hermes a member of root's group
 		# (every file root's group may write) for a GPU; the docker socket
-		# of group 0 is joined, as stage2 does: it gives root already.
-		if [ "$(stat -c %g "$dev" 2>/dev/null)" = 0 ]; then
-			say "warning: $dev belongs to group root: hermes is not added to it (give the node a group of its own)"
+		# of group 0 is joined, as stage2 does: it gives root already. So
+		# would a node whose host gid is, in the image, a group that reads
+		# or writes what is root's or other users' (shadow: /etc/shadow;
+		# disk: every disk; tty: every terminal): a gid is what the kernel
+		# checks, whatever the name.
+		g=$(stat -c %g "$dev" 2>/dev/null) || continue
+		name=$(awk -F: -v g="$g" '$3 == g { print $1; exit }' /etc/group)
+		case "$g:$name" in
+		0:* | *:shadow | *:disk | *:kmem | *:sudo | *:wheel | *:adm | *:staff | *:tty | *:root)
+			say "warning: $dev belongs to group ${name:-$g} ($g), which in this image gives more than a GPU: hermes is not added to it (give the node a group of its own)"
 			continue
-		fi
+			;;
+		esac
 		case $dev in */renderD*) join_group "$dev" hostrender ;; *) join_group "$dev" hostvideo ;; esac
 	done
 }
@@ -519,6 +527,11 @@ real_home() {
 	own "$HERMES_REAL_HOME" || say "warning: cannot chown $HERMES_REAL_HOME"
 }
 
+# env_head: the first MiB of $env_file, read for at most 5 s (api_key).
+env_head() {
+	timeout 5 head -c 1048576 "$env_file" 2>/dev/null
+}
+
 # api_key: the gateway's API server needs a key; one is generated once.
 # A key the operator gave the container (docker run -e API_SERVER_KEY=...)
 # wins, as in hermes' newer stage2: hermes loads .env over the
@@ -542,14 +555,16 @@ api_key() {
 	shared "$env_file" && return 0
 	# Every read of a name in hermes' dir is bounded (timeout): swapped for
 	# a FIFO meanwhile by a hermes process of another container, it held
-	# the boot until the hook's own timeout stopped the container.
-	if timeout 5 grep -q '^API_SERVER_KEY=..*' "$env_file"; then
+	# the boot until the hook's own timeout stopped the container. And only
+	# its first MiB is read: grep holds a whole line, and hermes may make
+	# .env one line of gigabytes, in root's memory at every boot.
+	if env_head | grep -q '^API_SERVER_KEY=..*'; then
 		[ -z "${API_SERVER_KEY:-}" ] ||
 			say "warning: API_SERVER_KEY is set in both the container environment and $env_file: the .env value wins (hermes loads .env over the environment)"
 		return 0
 	fi
 	if [ -n "${API_SERVER_KEY:-}" ]; then
-		timeout 5 grep -q '^API_SERVER_KEY=$' "$env_file" || return 0
+		env_head | grep -q '^API_SERVER_KEY=$' || return 0
 		edit_env "" && return 0
 		say "warning: cannot drop the empty API_SERVER_KEY= line of $env_file: it hides the container's API_SERVER_KEY from hermes"
 		return 0

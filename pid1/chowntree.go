@@ -85,11 +85,17 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 		}
 		enter = func(st *unix.Stat_t) bool { return st.Uid == 0 || int(st.Uid) == uid }
 	}
+	refused := 0
 	err := asuser.ChownTree(args[1], asuser.Tree{UID: uid, GID: gid, Change: change, Enter: enter, SameDev: xdev, TopOnly: top,
 		Linked: from >= 0,
 		Refused: func(path string) {
-			fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", quotePath(path))
+			if refused++; refused <= maxRefusedLines {
+				fmt.Fprintf(stdout, "refusing to change %s: it has other hard links\n", quotePath(path))
+			}
 		}})
+	if refused > maxRefusedLines {
+		fmt.Fprintf(stdout, "refusing to change %d more entries with other hard links in %s\n", refused-maxRefusedLines, quotePath(args[1]))
+	}
 	switch {
 	case seen == 1 && others == 1 && other.Mode&unix.S_IFMT != unix.S_IFDIR: // PATH, a file
 		fmt.Fprintf(stdout, "left %s as it is: uid %d's, not root's nor %d's (%d may have moved it there; give it to %d where it comes from)\n", quotePath(args[1]), other.Uid, uid, uid, uid)
@@ -102,6 +108,12 @@ func chownTree(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// maxRefusedLines is how many entries with other hard links are named, one
+// line each; the rest are counted in one line: the tree's owner may link a
+// file of its own a million times, and each line went to docker logs at
+// every boot.
+const maxRefusedLines = 20
 
 // quotePath is s as it is when every rune of it is printable, else quoted
 // as Go quotes it.

@@ -441,3 +441,29 @@ func TestChownTreeFile(t *testing.T) {
 		}
 	}
 }
+
+// Entries with other hard links are named up to maxRefusedLines, the rest
+// counted in one line: the tree's owner may link a file of its own a
+// million times, a line each to docker logs at every boot.
+func TestChownTreeRefusalsBounded(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 99 {
+		if err := os.Link(filepath.Join(dir, "f"), filepath.Join(dir, fmt.Sprint("l", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := chownTree([]string{"10000:10000", dir}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if want := fmt.Sprintf("refusing to change 80 more entries with other hard links in %s", dir); len(lines) != maxRefusedLines+1 || lines[maxRefusedLines] != want {
+		t.Errorf("%d lines, the last %q; want %d, %q", len(lines), lines[len(lines)-1], maxRefusedLines+1, want)
+	}
+}
