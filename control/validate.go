@@ -91,8 +91,11 @@ func checkRegister(r *Request) error {
 	if err := svcname.CheckInstance(r.Template, r.Instance); err != nil {
 		return invalidf("register: %v", err)
 	}
-	for k := range r.Env {
+	for k, v := range r.Env {
 		if err := svcname.CheckEnv(k); err != nil {
+			return invalidf("register: %v", err)
+		}
+		if err := svcname.CheckEnvValue(k, v); err != nil {
 			return invalidf("register: %v", err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"hinit/svcname"
 )
 
 // newFlags is a flag set that reports nothing itself: hsvc prints its own
@@ -142,6 +144,9 @@ func (e envFlag) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
 		return errors.New("not K=V")
+	}
+	if err := svcname.CheckEnvValue(k, v); err != nil {
+		return err
 	}
 	e[k] = v
 	return nil

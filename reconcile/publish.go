@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"hinit/config"
@@ -81,8 +80,11 @@ func checkRef(template, instance string, env map[string]string) error {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for k, v := range env {
-		if !svcname.ValidEnv(k) || strings.ContainsRune(v, 0) {
-			return fmt.Errorf("%w: env %q", ErrInvalid, k)
+		if err := svcname.CheckEnv(k); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if err := svcname.CheckEnvValue(k, v); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
 	return nil

@@ -88,6 +88,20 @@ func CheckEnv(name string) error {
 	return check("environment variable", name, ValidEnv(name), EnvRule)
 }
 
+// CheckEnvValue checks the value of the environment variable name, as a
+// service.yaml can hold it and a program can get it: valid UTF-8 (YAML's;
+// JSON turns any other byte into U+FFFD, a value other than the one asked
+// for) and no NUL (the end of a C string).
+func CheckEnvValue(name, value string) error {
+	switch {
+	case !utf8.ValidString(value):
+		return fmt.Errorf("environment variable %s: its value is not valid UTF-8", name)
+	case strings.ContainsRune(value, 0):
+		return fmt.Errorf("environment variable %s: its value holds a NUL byte", name)
+	}
+	return nil
+}
+
 // CheckInstance checks a template instance: the template's name, the
 // instance as a profile name, and the service name they make together.
 func CheckInstance(template, instance string) error {

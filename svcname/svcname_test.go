@@ -2,6 +2,7 @@ package svcname
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,21 @@ func TestCheckEnv(t *testing.T) {
 		}
 		if err == nil || err.Error() != want || !errors.Is(err, ErrInvalid) || ValidEnv(name) {
 			t.Errorf("CheckEnv(%q) = %v, ValidEnv %v\nwant %s", name, err, ValidEnv(name), want)
+		}
+	}
+}
+
+func TestCheckEnvValue(t *testing.T) {
+	for v, want := range map[string]string{
+		"":          "",
+		"a b=c é":   "",
+		"a\x00b":    "environment variable K: its value holds a NUL byte",
+		"\xff\xfe":  "environment variable K: its value is not valid UTF-8",
+		"ok\n\tnew": "",
+	} {
+		err := CheckEnvValue("K", v)
+		if got := fmt.Sprint(err); want == "" && err != nil || want != "" && got != want {
+			t.Errorf("CheckEnvValue(K, %q) = %v, want %q", v, err, want)
 		}
 	}
 }
