@@ -87,7 +87,29 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil
 	}
+	d.tags(doc.Content[0])
 	return Unalias(doc.Content[0])
+}
+
+// plainTags are the explicit tags a file may use: they say what the value
+// already is (!!str 0100). Any other (!!binary, !!timestamp, !custom) asks
+// for a reading hinit does not do: the value would be taken as written,
+// `command: !!binary aGVsbG8=` run as the command aGVsbG8=.
+var plainTags = map[string]bool{"!!str": true, "!!int": true, "!!float": true, "!!bool": true,
+	"!!null": true, "!!map": true, "!!seq": true, "!": true}
+
+// tags reports each explicit tag of n's tree that is not one of plainTags
+// (an alias's target is reported where it is written).
+func (d *decoder) tags(n *yaml.Node) {
+	if n == nil || n.Kind == yaml.AliasNode {
+		return
+	}
+	if n.Style&yaml.TaggedStyle != 0 && !plainTags[n.ShortTag()] {
+		d.at(n, "", "the tag %s is not supported: write the value itself", quote(n.ShortTag()))
+	}
+	for _, c := range n.Content {
+		d.tags(c)
+	}
 }
 
 // parserProblems are the yaml.v3 (v3.0.1) parser errors, as opposed to

@@ -329,6 +329,16 @@ templates: {t: {command: [t], workdir: "{instance}"}}
 		},
 	},
 	{
+		// the value was taken as written: !!binary aGVsbG8= ran aGVsbG8=
+		name: "tags that ask for another reading",
+		yaml: "services:\n  web: {command: !!binary aGVsbG8=, env: {A: !custom x, B: !!str 0100, C: !!int 3}}\n  t: {command: [w], env: {D: !!timestamp 2001-12-14}}\n",
+		want: []string{
+			`hinit.yaml:2: the tag "!!binary" is not supported: write the value itself`,
+			`hinit.yaml:2: the tag "!custom" is not supported: write the value itself`,
+			`hinit.yaml:3: the tag "!!timestamp" is not supported: write the value itself`,
+		},
+	},
+	{
 		name: "NUL in a string",
 		yaml: "services:\n  web: {command: [\"a\\0b\"]}\n",
 		want: []string{`hinit.yaml:2: services.web.command[0]: contains a NUL byte, which no program argument or variable can hold`},
