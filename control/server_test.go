@@ -47,7 +47,7 @@ func TestBadRequests(t *testing.T) {
 		{"unregister all and one", `{"v":1,"verb":"unregister","all":true,"names":["a"]}`, CodeUsage, "exactly one service name, not all"},
 		{"register bad env", `{"v":1,"verb":"register","template":"gateway","instance":"x","env":{"A=B":"c"}}`, CodeUsage, "environment variable"},
 		// the value is named, not the key
-		{"register NUL in an env value", `{"v":1,"verb":"register","template":"gateway","instance":"x","env":{"A":"a\u0000b"}}`, CodeUsage, "environment variable A: its value holds a NUL byte"},
+		{"register NUL in an env value", `{"v":1,"verb":"register","template":"gateway","instance":"x","env":{"A":"a\u0000b"}}`, CodeUsage, `environment variable "A": its value holds a NUL byte`},
 		{"shutdown 300", `{"v":1,"verb":"shutdown","exit_code":300}`, CodeUsage, "0..255"},
 		{"crlf", "{\"v\":1,\"verb\":\"list\"}\r", CodeOK, ""},
 	}

@@ -80,7 +80,8 @@ func TestExitCodes(t *testing.T) {
 		{"register", []string{"register", "gateway", "coder", "--down", "--env", "A=1"}, 0, "", ""},
 		{"register bad env", []string{"register", "gateway", "coder", "--env", "A"}, 2, "", `--env "A": not K=V`},
 		// JSON would have sent U+FFFD: another value than the one asked
-		{"register env not UTF-8", []string{"register", "gateway", "coder", "--env", "A=\xff\xfe"}, 2, "", "environment variable A: its value is not valid UTF-8"},
+		{"register env not UTF-8", []string{"register", "gateway", "coder", "--env", "A=\xff\xfe"}, 2, "", `environment variable "A": its value is not valid UTF-8`},
+		{"register env name not UTF-8", []string{"register", "gateway", "coder", "--env", "K\xff=v"}, 2, "", `environment variable "K\xff": its name is not valid UTF-8`},
 		{"register bad instance", []string{"register", "gateway", "Coder"}, 2, "", `"Coder" is not a valid instance name`},
 		{"register dotted instance", []string{"register", "gateway", "a.b"}, 2, "",
 			`register: "a.b" is not a valid instance name (expected ^[a-z0-9][a-z0-9_-]*$ (no dot), at most 64 bytes)`},

@@ -363,13 +363,23 @@ func (w *fileWriter) openCurrentOnce(mayMove bool) error {
 			return fmt.Errorf("set aside %s, a file of uid %d, not root's: %w", path, st.Uid, err)
 		}
 		w.newest = archive
-		if w.kept != nil {
-			if err := w.pruneKept(archive); err != nil {
-				w.log.Warn("log archive cleanup failed", "err", err)
-			}
+		if err := w.pruneKept(archive); err != nil { // a dir listed now: keep holds
+			w.log.Warn("log archive cleanup failed", "err", err)
 		}
 		w.log.Warn("log file not root's: set aside, a new one made", "file", path, "uid", st.Uid, "archive", archive)
 		return w.openCurrentOnce(false)
+	}
+	if w.rootWriter() {
+		// Root's lines in a dir another user owns: a setgid dir gave the
+		// file that user's group, a default ACL that user's read; the
+		// file is made root's alone again (its group, the writer's).
+		if st.Gid != uint32(w.owner.GID) {
+			unix.Fchown(fd, 0, w.owner.GID)
+		}
+		if st.Mode&^filePerm&0o7777 != 0 {
+			unix.Fchmod(fd, st.Mode&filePerm)
+		}
+		unix.Fremovexattr(fd, "system.posix_acl_access") // ENODATA: none
 	}
 	partial := false
 	if st.Size > 0 {
@@ -386,8 +396,12 @@ func (w *fileWriter) openCurrentOnce(mayMove bool) error {
 // the writer's own, or its dir's owner's, who could read it anyway), only
 // root's for root.
 func (w *fileWriter) rootsFile(st *unix.Stat_t) bool {
-	root := unix.Geteuid() == 0 && w.owner.UID == 0
-	return !root || st.Uid == 0
+	return !w.rootWriter() || st.Uid == 0
+}
+
+// rootWriter reports whether the lines written are a root service's.
+func (w *fileWriter) rootWriter() bool {
+	return unix.Geteuid() == 0 && w.owner.UID == 0
 }
 
 // close closes current and the dir, when the output finishes.

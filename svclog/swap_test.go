@@ -270,23 +270,25 @@ func TestRemovedCurrentIsRecreated(t *testing.T) {
 // another user owns, who put a current of its own there to read what the
 // service writes: that file is set aside as an archive, untouched, and the
 // lines go to a new current, root's. Before, they were appended to the
-// user's file.
+// user's file. The dir is setgid too: the new file is root's group all the
+// same, not the dir's (the user's group read it, 0640).
 func TestRootsLogNeverInAnotherUsersFile(t *testing.T) {
 	requireRoot(t)
 	dir := filepath.Join(userHome(t), "logs")
 	must(t, os.Mkdir(dir, 0o755))
 	must(t, os.Chown(dir, alice.UID, alice.GID))
+	must(t, unix.Chmod(dir, 0o2775)) // setgid
 	planted := filepath.Join(dir, currentName)
 	must(t, os.WriteFile(planted, []byte("alice's\n"), 0o644))
 	must(t, os.Chown(planted, alice.UID, alice.GID))
 	var out syncBuffer
-	l := newLog(t, Options{Dir: dir, Now: newClock().Now, Logger: slog.New(slog.NewTextHandler(&out, nil))}) // root's
+	l := newLog(t, Options{Dir: dir, Keep: 2, Now: newClock().Now, Logger: slog.New(slog.NewTextHandler(&out, nil))}) // root's
 	fmt.Fprintln(l.Writer(), "root's secret")
 	closeLog(t, l)
 	var st unix.Stat_t
 	must(t, unix.Stat(planted, &st))
-	if got := texts(readEntries(t, planted)); st.Uid != 0 || !slices.Equal(got, []string{"root's secret"}) {
-		t.Errorf("current: uid %d, %q; want root's, the line", st.Uid, got)
+	if got := texts(readEntries(t, planted)); st.Uid != 0 || st.Gid != 0 || st.Mode&0o7777 != 0o640 || !slices.Equal(got, []string{"root's secret"}) {
+		t.Errorf("current: %d:%d %o, %q; want root's, 0:0 0640, the line", st.Uid, st.Gid, st.Mode&0o7777, got)
 	}
 	names, err := archives(dir)
 	must(t, err)

@@ -88,16 +88,18 @@ func CheckEnv(name string) error {
 	return check("environment variable", name, ValidEnv(name), EnvRule)
 }
 
-// CheckEnvValue checks the value of the environment variable name, as a
-// service.yaml can hold it and a program can get it: valid UTF-8 (YAML's;
-// JSON turns any other byte into U+FFFD, a value other than the one asked
-// for) and no NUL (the end of a C string).
+// CheckEnvValue checks the environment variable name (CheckEnv first) and
+// its value as a service.yaml can hold them and a program can get them:
+// valid UTF-8 (YAML's; JSON turns any other byte into U+FFFD, another
+// variable than the one asked for) and no NUL (the end of a C string).
 func CheckEnvValue(name, value string) error {
 	switch {
+	case !utf8.ValidString(name):
+		return fmt.Errorf("environment variable %s: its name is not valid UTF-8", Quote(name))
 	case !utf8.ValidString(value):
-		return fmt.Errorf("environment variable %s: its value is not valid UTF-8", name)
+		return fmt.Errorf("environment variable %s: its value is not valid UTF-8", Quote(name))
 	case strings.ContainsRune(value, 0):
-		return fmt.Errorf("environment variable %s: its value holds a NUL byte", name)
+		return fmt.Errorf("environment variable %s: its value holds a NUL byte", Quote(name))
 	}
 	return nil
 }

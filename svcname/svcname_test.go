@@ -92,11 +92,14 @@ func TestCheckEnvValue(t *testing.T) {
 	for v, want := range map[string]string{
 		"":          "",
 		"a b=c é":   "",
-		"a\x00b":    "environment variable K: its value holds a NUL byte",
-		"\xff\xfe":  "environment variable K: its value is not valid UTF-8",
+		"a\x00b":    `environment variable "K": its value holds a NUL byte`,
+		"\xff\xfe":  `environment variable "K": its value is not valid UTF-8`,
 		"ok\n\tnew": "",
 	} {
 		err := CheckEnvValue("K", v)
+		if bad := CheckEnvValue("K\xff", "v"); bad == nil || bad.Error() != `environment variable "K\xff": its name is not valid UTF-8` {
+			t.Errorf("a name not UTF-8: %v", bad)
+		}
 		if got := fmt.Sprint(err); want == "" && err != nil || want != "" && got != want {
 			t.Errorf("CheckEnvValue(K, %q) = %v, want %q", v, err, want)
 		}
