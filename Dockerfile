@@ -62,6 +62,6 @@ COPY --from=files /hinit/etc/ /etc/hinit/
 COPY --from=files /hinit/bin/ /usr/local/bin/
 
 VOLUME ["/opt/data"]
-HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 CMD ["/usr/local/bin/hsvc", "check"]
+HEALTHCHECK --interval=30s --timeout=10s --start-period=6m --retries=3 CMD ["/usr/local/bin/hsvc", "check"]
 ENTRYPOINT ["/usr/local/bin/hinit"]
 CMD []

@@ -57,7 +57,7 @@ func normalize(r *Response, verb string) *Response {
 		r.Error = fmt.Sprintf("%s failed (code %d): see hinit's log", verb, r.Code)
 	}
 	if r.OK {
-		r.Error, r.Unrecorded = "", false
+		r.Error, r.Unrecorded, r.Busy = "", false, false
 	}
 	return r
 }

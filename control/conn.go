@@ -26,7 +26,7 @@ var errTooLarge = errors.New("request too large")
 func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl *slot) {
 	defer conn.Close()
 	defer s.logPanic("serving a control connection")
-	caller := callerOf(cred, func() ([]int, error) { return conn.peerGroups(int(cred.Pid)) }, s.ControlGID, s.selfUID)
+	caller := callerOf(cred, func() ([]int, error) { return conn.peerGroups(int(cred.Pid)) }, s.group.Load().gid, s.selfUID)
 	br := bufio.NewReader(conn)
 	conn.SetReadDeadline(time.Now().Add(s.ReadTimeout))
 	line, eof, err := readRequest(br)

@@ -13,7 +13,8 @@ import (
 func (s *Server) decode(c Caller, line []byte) (*Request, *Response) {
 	if !c.Root && !c.Member {
 		s.warn.Warn("control: permission denied", c.UID, "pid", c.PID)
-		return nil, Errorf(CodePermission, "permission denied: uid %d is not in the control group (%s); run hsvc as the %s user or root", c.UID, s.group, s.group)
+		g := s.group.Load().name
+		return nil, Errorf(CodePermission, "permission denied: uid %d is not in the control group (%s); run hsvc as the %s user or root", c.UID, g, g)
 	}
 	var req Request
 	if err := json.Unmarshal(line, &req); err != nil {

@@ -21,7 +21,8 @@ import "time"
 //	client                                   server (hinit)
 //	  connect ───────────────────────────────▶ accept; SO_PEERCRED → Caller
 //	                                           (caller's share full: answer
-//	                                           "busy", close; see Limits)
+//	                                           "busy" with "busy":true, close;
+//	                                           see Limits)
 //	  {"v":1,"verb":"start",...}\n ──────────▶ read one line, ≤ MaxRequest bytes,
 //	                                           within ReadTimeout (5 s); otherwise
 //	                                           answer CodeUsage and close
@@ -197,6 +198,9 @@ type Response struct {
 	// Unrecorded: done, but its desired_state not recorded (Error says
 	// why); never with ok.
 	Unrecorded bool `json:"unrecorded,omitempty"`
+	// Busy: refused because the caller's share was full (Limits); the
+	// same request may be answered in a moment. Never with ok.
+	Busy bool `json:"busy,omitempty"`
 }
 
 // Status is one service as `hsvc status --json` shows it (SPEC §4). The

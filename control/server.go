@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -45,10 +46,24 @@ type Server struct {
 	MaxWaitsPerUser int           // of those, one uid's (MaxWaitsPerUser)
 	MaxRoot         int           // root's requests and waits at once (MaxRoot)
 
-	group   string // ControlGID's name, for the permission message
+	group   atomic.Pointer[controlGroup] // ControlGID, or SetControlGID's
 	selfUID int
 	adm     *admission
 	warn    *quietLog
+}
+
+// controlGroup is the group whose members may use hsvc, and its name for
+// the permission message.
+type controlGroup struct {
+	gid  int
+	name string
+}
+
+// SetControlGID changes the control group of a Server that serves already:
+// hinit answers from the start of its boot ("booting"), and the boot hook
+// may give the image's user another group (PGID).
+func (s *Server) SetControlGID(gid int) {
+	s.group.Store(&controlGroup{gid, groupName(gid)})
 }
 
 // Serve serves the control protocol on ln until ctx ends; see Server.
@@ -127,7 +142,9 @@ func (s *Server) admit(conn *Conn) (*unix.Ucred, *slot) {
 
 // busy is the answer to a caller over its share.
 func busy(err error) *Response {
-	return Errorf(CodeFailed, "%v: try again in a moment", err)
+	r := Errorf(CodeFailed, "%v: try again in a moment", err)
+	r.Busy = true
+	return r
 }
 
 // refuse answers a connection that will not be served, and closes it.
@@ -172,7 +189,9 @@ func (s *Server) setDefaults() {
 		waits: s.MaxWaits, waitsPerUser: s.MaxWaitsPerUser})
 	s.warn = newQuietLog(s.Log, warnEvery)
 	s.selfUID = os.Geteuid()
-	s.group = groupName(s.ControlGID)
+	if s.group.Load() == nil {
+		s.SetControlGID(s.ControlGID)
+	}
 }
 
 // orDefault sets *n to def when it is not positive.

@@ -205,8 +205,8 @@ func TestBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Code != CodeFailed || !strings.Contains(resp.Error, "busy") {
-		t.Fatalf("got %d %q, want busy", resp.Code, resp.Error)
+	if resp.Code != CodeFailed || !strings.Contains(resp.Error, "busy") || !resp.Busy {
+		t.Fatalf("got %d %q (busy %v), want busy", resp.Code, resp.Error, resp.Busy)
 	}
 	close(h.release)
 	if r := <-first; r == nil || !r.OK {

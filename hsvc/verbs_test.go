@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,5 +226,30 @@ func TestRequests(t *testing.T) {
 				t.Fatalf("sent %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// hsvc check asks again after a "busy" answer (its user's share full of
+// hermes' own calls, as a probe of the restricted variant runs as hermes),
+// and passes on any other answer at once: a busy share failed the probe.
+func TestCheckRetriesBusy(t *testing.T) {
+	var asked atomic.Int32
+	sock := serve(t, control.HandlerFunc(func(_ context.Context, _ control.Caller, req *control.Request) *control.Response {
+		switch n := asked.Add(1); {
+		case n <= 2:
+			return &control.Response{Code: control.CodeFailed, Error: "hinit is busy", Busy: true}
+		case n == 3:
+			return control.OK()
+		}
+		return control.Errorf(control.CodeFailed, "gateway failing")
+	}))
+	for _, want := range []int{0, 1} {
+		c, _, stderr := newCLI(context.Background(), sock)
+		if code := c.run([]string{"check"}); code != want {
+			t.Errorf("check, asked %d times: exit %d (%s), want %d", asked.Load(), code, stderr, want)
+		}
+	}
+	if n := asked.Load(); n != 4 {
+		t.Errorf("asked %d times, want 4 (two busy, one ok, one failure not asked again)", n)
 	}
 }

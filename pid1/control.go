@@ -4,32 +4,58 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
+	"time"
 
 	"hinit/control"
+	"hinit/manager"
 )
 
 // listenControl opens the control socket (SPEC §4) for root and the group
-// of the image's user, in the background while the boot goes on; serve
-// waits for it and starts answering with the service manager. Requests are
-// only answered once the services exist, and before main starts, so main
-// can call hsvc at once.
-func (h *hinit) listenControl() (serve func(context.Context)) {
+// of the image's user, in the background while the boot goes on, and
+// answers from then on: every request with "booting" (a health check
+// while a boot hook runs for minutes must not wait 10 s for nothing and
+// be told hinit "may be stuck"), then, once the services exist and before
+// main starts (so main can call hsvc at once), with the service manager:
+// serve hands it over, and the group the boot hook may have changed.
+func (h *hinit) listenControl(ctx context.Context) (serve func()) {
 	if h.set.runtimeDir == "" {
-		return func(context.Context) {}
+		return func() {}
 	}
 	gid := h.userGID()
 	path := filepath.Join(h.set.runtimeDir, control.SocketName)
-	ready := make(chan *control.Listener, 1)
+	gate := &bootGate{since: time.Now()}
+	ready := make(chan *control.Server, 1)
 	go func() {
 		ln, err := control.Listen(path, gid)
 		if err != nil {
 			h.log.Error(fmt.Sprintf("control socket: %v; hsvc will not reach hinit", err))
+			ready <- nil
+			return
 		}
-		ready <- ln
+		srv := &control.Server{Handler: gate, ControlGID: gid, Log: h.log}
+		ready <- srv
+		srv.Serve(ctx, ln)
 	}()
-	return func(ctx context.Context) {
-		if ln := <-ready; ln != nil {
-			go control.Serve(ctx, ln, h.mgr, h.serveGID(gid), h.log)
+	return func() {
+		if srv := <-ready; srv != nil {
+			srv.SetControlGID(h.serveGID(gid))
+			gate.mgr.Store(h.mgr)
 		}
 	}
+}
+
+// bootGate answers for the service manager once it is there, and before
+// that "booting".
+type bootGate struct {
+	since time.Time
+	mgr   atomic.Pointer[manager.Manager]
+}
+
+func (g *bootGate) Handle(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
+	if m := g.mgr.Load(); m != nil {
+		return m.Handle(ctx, c, req)
+	}
+	return control.Errorf(control.CodeFailed, "hinit is booting (for %s: its boot hooks, then the gateways' reconcile): ask again in a moment",
+		time.Since(g.since).Round(time.Second))
 }

@@ -150,7 +150,7 @@ func boot(args []string, opts *options) int {
 	if !set.bare {
 		h.prepareRuntime()
 	}
-	serveControl := h.listenControl()
+	serveControl := h.listenControl(ctx)
 	h.writeEnvDir()
 	if h.isPID1 && set.cfg.S6() { // SPEC §8: look like s6-overlay to hermes' probe
 		if err := s6compat.Enter(s6compat.DefaultRoot, h.envDir); err != nil {
@@ -176,7 +176,7 @@ func boot(args []string, opts *options) int {
 	watchCtx, stopWatching := context.WithCancel(svcCtx)
 	h.stopWatching = stopWatching
 	synced := h.mgr.WatchScandir(watchCtx)
-	serveControl(ctx)
+	serveControl()
 	select {
 	case <-synced:
 	case <-time.After(5 * time.Second):

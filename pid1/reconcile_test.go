@@ -422,3 +422,31 @@ func TestParentDeathDuringBootHook(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, p.stderr)
 	}
 }
+
+// While a boot hook runs (for minutes on a big volume), hsvc is answered
+// at once: "hinit is booting", exit 1; before, the socket took the
+// connection and said nothing, and hsvc check gave up after 10 s with
+// "it may be stuck" (exit 6), racing the HEALTHCHECK's own 10 s timeout.
+// Once the boot is done the manager answers.
+func TestHsvcWhileBooting(t *testing.T) {
+	gofile := filepath.Join(t.TempDir(), "go")
+	cfg := "boot:\n  - {name: slow, command: [/bin/sh, -c, 'echo hook-waiting; while [ ! -e \"$GOFILE\" ]; do sleep 0.02; done']}\n"
+	p := startInit(t, initOpts{config: cfg, args: []string{"sleep", "60"}, env: []string{"GOFILE=" + gofile}})
+	testprog.WaitFor(t, 15*time.Second, "the hook to run", func() bool {
+		return strings.Contains(p.stdout.String()+p.stderr.String(), "hook-waiting")
+	})
+	start := time.Now()
+	code, _, errOut := p.hsvc(nil, "check")
+	if took := time.Since(start); code != 1 || !strings.Contains(errOut, "hinit is booting (for ") || took > 5*time.Second {
+		t.Errorf("hsvc check while booting: exit %d in %v, %q; want 1 at once, booting", code, took, errOut)
+	}
+	if err := os.WriteFile(gofile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.waitOutput("main started", true)
+	if code, _, errOut := p.hsvc(nil, "check"); code != 0 {
+		t.Errorf("hsvc check once booted: exit %d, %q", code, errOut)
+	}
+	p.signal(syscall.SIGTERM)
+	p.wait(10 * time.Second)
+}
