@@ -105,12 +105,16 @@ func (h *hinit) stopMain(deadline time.Time, signalled bool) {
 }
 
 // sweep gets rid of every process left once main and the services are
-// down: TERM, then KILL at the deadline. As PID 1 that is every process of
-// the namespace; as a subreaper, every descendant.
+// down: TERM (and CONT, so that a stopped one runs its handler: a job main
+// left stopped, or one stopped by its read of the terminal hinit took back,
+// held the exit until the deadline), then KILL at the deadline. As PID 1
+// that is every process of the namespace; as a subreaper, every
+// descendant.
 func (h *hinit) sweep(deadline time.Time) {
 	if !h.signalRest(syscall.SIGTERM) {
 		return
 	}
+	h.signalRest(syscall.SIGCONT)
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {

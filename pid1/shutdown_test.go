@@ -191,6 +191,21 @@ func TestStragglerSweptAtShutdown(t *testing.T) {
 	}
 }
 
+// A leftover that is stopped (a job main left stopped, or one stopped by
+// its read of a terminal hinit took back) and has a TERM handler gets
+// SIGCONT after the TERM, so that it runs its handler: hinit is gone then,
+// not at the deadline with a warning (tini has none: it does not sweep).
+func TestStoppedLeftoverRunsItsHandler(t *testing.T) {
+	script := `sh -c 'trap "exit 0" TERM; kill -STOP $$; while :; do sleep 1; done' &
+		while [ "$(cut -d' ' -f3 /proc/$!/stat)" != T ]; do :; done; exit 3`
+	p := startInit(t, initOpts{args: []string{"/bin/sh", "-c", script}, env: []string{"HINIT_SHUTDOWN_TIMEOUT=5s"}})
+	start := time.Now()
+	code := p.wait(10 * time.Second)
+	if took := time.Since(start); code != 3 || strings.Contains(p.stderr.String(), "processes left") || took > 4*time.Second {
+		t.Errorf("exit %d after %v, stderr:\n%s\nwant main's 3 at once, no leftover killed", code, took, p.stderr)
+	}
+}
+
 // A console nobody reads (docker's log driver stuck) costs the console
 // copies, never the shutdown's bound: hinit is gone within
 // HINIT_SHUTDOWN_TIMEOUT plus shutdownMargin, with main's status, and a
