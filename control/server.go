@@ -189,9 +189,7 @@ func (s *Server) setDefaults() {
 		waits: s.MaxWaits, waitsPerUser: s.MaxWaitsPerUser})
 	s.warn = newQuietLog(s.Log, warnEvery)
 	s.selfUID = os.Geteuid()
-	if s.group.Load() == nil {
-		s.SetControlGID(s.ControlGID)
-	}
+	s.group.CompareAndSwap(nil, &controlGroup{s.ControlGID, groupName(s.ControlGID)}) // unless SetControlGID came first
 }
 
 // orDefault sets *n to def when it is not positive.

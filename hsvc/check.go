@@ -22,7 +22,7 @@ func runCheck(c *cli, args []string) error {
 	// up, so that a burst of them does not fail the probe.
 	deadline := time.Now().Add(answerTimeout)
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		resp, err := c.do(&control.Request{Verb: control.VerbCheck}, 0)
+		resp, err := c.do(&control.Request{Verb: control.VerbCheck}, time.Until(deadline))
 		if resp == nil || !resp.Busy || time.Now().Add(wait).After(deadline) {
 			return err
 		}

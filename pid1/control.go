@@ -34,12 +34,16 @@ func (h *hinit) listenControl(ctx context.Context) (serve func()) {
 			return
 		}
 		srv := &control.Server{Handler: gate, ControlGID: gid, Log: h.log}
+		srv.SetControlGID(gid)
 		ready <- srv
 		srv.Serve(ctx, ln)
 	}()
 	return func() {
 		if srv := <-ready; srv != nil {
-			srv.SetControlGID(h.serveGID(gid))
+			// The members of the new group are let in before the socket
+			// is theirs: none is refused in between.
+			srv.SetControlGID(h.userGID())
+			h.serveGID(gid)
 			gate.mgr.Store(h.mgr)
 		}
 	}

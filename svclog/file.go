@@ -319,11 +319,25 @@ func (w *fileWriter) openCurrent() error {
 func (w *fileWriter) openCurrentOnce(mayMove bool) error {
 	path := filepath.Join(w.dir, currentName)
 	dfd := int(w.d.Fd())
+	// Root's lines in a dir another user owns: a setgid dir gives a new
+	// file that user's group, a default ACL that user's read. It is made
+	// 0600, made root's alone (its group the writer's, no access ACL), and
+	// only then 0640: a descriptor that user opened meanwhile would read on
+	// for good. A dir root owns is the operator's (a log readers' group).
+	guard := false
+	if w.rootWriter() {
+		var dst unix.Stat_t
+		guard = unix.Fstat(dfd, &dst) != nil || dst.Uid != 0
+	}
+	perm := uint32(filePerm)
+	if guard {
+		perm = 0o600
+	}
 	flags := unix.O_APPEND | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	open := func(extra int) (int, error) {
-		fd, err := unix.Openat(dfd, currentName, unix.O_RDWR|flags|extra, filePerm)
+		fd, err := unix.Openat(dfd, currentName, unix.O_RDWR|flags|extra, perm)
 		if err == unix.EACCES {
-			fd, err = unix.Openat(dfd, currentName, unix.O_WRONLY|flags|extra, filePerm)
+			fd, err = unix.Openat(dfd, currentName, unix.O_WRONLY|flags|extra, perm)
 		}
 		return fd, err
 	}
@@ -369,17 +383,17 @@ func (w *fileWriter) openCurrentOnce(mayMove bool) error {
 		w.log.Warn("log file not root's: set aside, a new one made", "file", path, "uid", st.Uid, "archive", archive)
 		return w.openCurrentOnce(false)
 	}
-	if w.rootWriter() {
-		// Root's lines in a dir another user owns: a setgid dir gave the
-		// file that user's group, a default ACL that user's read; the
-		// file is made root's alone again (its group, the writer's).
+	if guard { // see perm above
 		if st.Gid != uint32(w.owner.GID) {
 			unix.Fchown(fd, 0, w.owner.GID)
 		}
-		if st.Mode&^filePerm&0o7777 != 0 {
+		unix.Fremovexattr(fd, "system.posix_acl_access") // ENODATA: none
+		switch {
+		case created:
+			unix.Fchmod(fd, filePerm)
+		case st.Mode&^filePerm&0o7777 != 0:
 			unix.Fchmod(fd, st.Mode&filePerm)
 		}
-		unix.Fremovexattr(fd, "system.posix_acl_access") // ENODATA: none
 	}
 	partial := false
 	if st.Size > 0 {

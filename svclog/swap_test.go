@@ -302,3 +302,23 @@ func TestRootsLogNeverInAnotherUsersFile(t *testing.T) {
 		t.Errorf("hinit's log:\n%s", out.String())
 	}
 }
+
+// A root service's log in a dir root owns keeps what the operator set
+// there: a setgid dir of a log readers' group (adm) gives current that
+// group, as before. Only a dir another user owns has current made root's
+// alone.
+func TestRootsLogInRootsDirKeepsItsGroup(t *testing.T) {
+	requireRoot(t)
+	dir := filepath.Join(t.TempDir(), "logs")
+	must(t, os.Mkdir(dir, 0o750))
+	must(t, os.Chown(dir, 0, 4))
+	must(t, unix.Chmod(dir, 0o2750)) // setgid
+	l := newLog(t, Options{Dir: dir, Now: newClock().Now})
+	fmt.Fprintln(l.Writer(), "for the log readers")
+	closeLog(t, l)
+	var st unix.Stat_t
+	must(t, unix.Stat(filepath.Join(dir, currentName), &st))
+	if st.Uid != 0 || st.Gid != 4 || st.Mode&0o7777 != 0o640 {
+		t.Errorf("current: %d:%d %o, want 0:4 0640 (the dir's group, the operator's choice)", st.Uid, st.Gid, st.Mode&0o7777)
+	}
+}
