@@ -2,17 +2,17 @@ package control
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"hinit/internal/testprog"
 )
 
 func TestBadRequests(t *testing.T) {
@@ -386,7 +386,7 @@ func TestAnswerIsNotHTMLEscaped(t *testing.T) {
 // descriptors) is one warning per warnEvery, the repeats summed up then,
 // not a line for each retry.
 func TestAcceptFailureWarnsOnce(t *testing.T) {
-	var logged lockedBuffer
+	var logged testprog.Buffer
 	s := &Server{Log: slog.New(slog.NewTextHandler(&logged, nil))}
 	s.setDefaults()
 	defer s.warn.close()
@@ -400,22 +400,4 @@ func TestAcceptFailureWarnsOnce(t *testing.T) {
 	if n := strings.Count(logged.String(), "accept failed"); n != 1 || delay != 80*time.Millisecond {
 		t.Errorf("%d warnings, delay %v after 5 failures; want 1, 80ms:\n%s", n, delay, logged.String())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer for a logger and a test at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

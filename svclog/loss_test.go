@@ -89,12 +89,7 @@ func TestDirCreatedLater(t *testing.T) {
 // TestFullDisk: a full filesystem never blocks the service; the lines that
 // do not fit are counted, and reported once there is room again.
 func TestFullDisk(t *testing.T) {
-	requireRoot(t)
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tiny tmpfs to fill up: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	dir := tinyTmpfs(t)
 	l := newLog(t, Options{Dir: dir, MaxSize: 1 << 20})
 
 	const lines, width = 5000, 100       // 650 KB: ten times the room
@@ -128,12 +123,7 @@ func TestFullDisk(t *testing.T) {
 // next starts on its own line); a cut by hinit's count padded the file
 // with 30 KB of zeros.
 func TestFullDiskAfterTheOwnerEmptiedTheFile(t *testing.T) {
-	requireRoot(t)
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("cannot mount a tiny tmpfs to fill up: %v", err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	dir := tinyTmpfs(t)
 	logs := filepath.Join(dir, "logs")
 	l := newLog(t, Options{Dir: logs, MaxSize: 1 << 20})
 	produce(t, l.Writer(), 30, 1000)
@@ -157,6 +147,18 @@ func TestFullDiskAfterTheOwnerEmptiedTheFile(t *testing.T) {
 	if n := bytes.Count(b, []byte{0}); n > 0 || len(b) > 16<<10 {
 		t.Errorf("current: %d bytes, %d of them zeros; want no zeros, a few lines", len(b), n)
 	}
+}
+
+// tinyTmpfs is a fresh 64 KiB tmpfs to fill up, unmounted at the end.
+func tinyTmpfs(t *testing.T) string {
+	t.Helper()
+	requireRoot(t)
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("cannot mount a tiny tmpfs to fill up: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
 }
 
 // completeLines counts the newline-terminated lines of a file that are not
