@@ -12,6 +12,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Dir is the container environment dir of the runtime dir runtimeDir:
+// what hinit writes at boot and with-contenv reads.
+func Dir(runtimeDir string) string { return filepath.Join(runtimeDir, "env") }
+
 // Read returns the variables in dir as they are now: every service start
 // calls it, so that changes made by boot hooks are seen. It costs one
 // ReadDir and one open+read per variable. Dot-files (temporaries of a writer)

@@ -20,6 +20,25 @@ const (
 	DefaultScandir = "/run/service"
 )
 
+// RuntimeDir is hinit's runtime dir for an environment lookup
+// (os.Getenv): $HINIT_RUNTIME_DIR, /run/hinit by default. hinit, hsvc and
+// with-contenv all find it by this one rule.
+func RuntimeDir(getenv func(string) string) string {
+	if dir := getenv(RuntimeDirEnv); dir != "" {
+		return dir
+	}
+	return DefaultRuntimeDir
+}
+
+// Scandir is the scandir for an environment lookup: $HINIT_SCANDIR,
+// /run/service by default.
+func Scandir(getenv func(string) string) string {
+	if dir := getenv(ScandirEnv); dir != "" {
+		return dir
+	}
+	return DefaultScandir
+}
+
 // Bare reports whether a hinit started with this environment runs in its
 // bare mode (SPEC §7): no hinit.yaml at the default path, and none of
 // HINIT_CONFIG, HINIT_RUNTIME_DIR, HINIT_SCANDIR set. A bare hinit, like

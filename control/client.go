@@ -34,11 +34,7 @@ const dialTimeout = 5 * time.Second
 // SocketPath is the control socket's path for an environment lookup
 // (os.Getenv): $HINIT_RUNTIME_DIR/control.sock, /run/hinit by default.
 func SocketPath(getenv func(string) string) string {
-	dir := getenv(RuntimeDirEnv)
-	if dir == "" {
-		dir = DefaultRuntimeDir
-	}
-	return filepath.Join(dir, SocketName)
+	return filepath.Join(RuntimeDir(getenv), SocketName)
 }
 
 // Client sends requests to hinit, one connection per request (the

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -22,7 +21,7 @@ func (h *hinit) writeEnvDir() {
 	if h.set.runtimeDir == "" {
 		return
 	}
-	dir := filepath.Join(h.set.runtimeDir, "env")
+	dir := contenvd.Dir(h.set.runtimeDir)
 	env := h.bootEnviron()
 	wrote, err := contenvd.Write(dir, launch.EnvList(env), h.userGID(), h.log)
 	if err != nil {

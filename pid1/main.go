@@ -218,7 +218,7 @@ func withContenv(args []string) int {
 		fmt.Fprintln(os.Stderr, "hinit: usage: with-contenv CMD [ARGS...]")
 		return 2
 	}
-	dir := filepath.Join(or(os.Getenv(control.RuntimeDirEnv), DefaultRuntimeDir), "env")
+	dir := contenvd.Dir(control.RuntimeDir(os.Getenv))
 	env, err := contenvd.Read(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		env, err = launch.ProcessEnv(), nil

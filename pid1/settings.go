@@ -56,8 +56,8 @@ func loadSettings(getenv func(string) string) (*settings, error) {
 	}
 	s := &settings{
 		cfg:             cfg,
-		runtimeDir:      or(getenv(control.RuntimeDirEnv), DefaultRuntimeDir),
-		scandir:         or(getenv(control.ScandirEnv), DefaultScandir),
+		runtimeDir:      control.RuntimeDir(getenv),
+		scandir:         control.Scandir(getenv),
 		shutdownTimeout: DefaultShutdownTimeout,
 		bare:            missing && control.Bare(getenv),
 	}

@@ -163,19 +163,12 @@ func dirID(dir string) (*control.DirID, error) {
 // linked its s6-rc longruns there, and operators' `s6-svc -r
 // /run/service/dashboard` keeps working.
 func (e *env) isStatic(dir string) bool {
-	scandir := os.Getenv(control.ScandirEnv)
-	if scandir == "" {
-		scandir = defaultScandir
-	}
-	if filepath.Dir(absDir(dir)) != filepath.Clean(scandir) {
+	if filepath.Dir(absDir(dir)) != filepath.Clean(control.Scandir(os.Getenv)) {
 		return false
 	}
 	st, err := e.status(dir)
 	return err == nil && st.Source == "static"
 }
-
-// defaultScandir is hinit's scandir unless HINIT_SCANDIR says otherwise.
-const defaultScandir = control.DefaultScandir
 
 // errText is err as s6 prints it: the C library's message, capitalised.
 // hinit's own messages are left as they are: they begin with a service's
