@@ -92,10 +92,7 @@ func checkRegister(r *Request) error {
 		return invalidf("register: %v", err)
 	}
 	for k, v := range r.Env {
-		if err := svcname.CheckEnv(k); err != nil {
-			return invalidf("register: %v", err)
-		}
-		if err := svcname.CheckEnvValue(k, v); err != nil {
+		if err := svcname.CheckEnvVar(k, v); err != nil {
 			return invalidf("register: %v", err)
 		}
 	}

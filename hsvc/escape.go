@@ -21,7 +21,10 @@ type escapingWriter struct {
 }
 
 func (e *escapingWriter) Write(p []byte) (int, error) {
-	b := append(e.held, p...)
+	b := p
+	if len(e.held) > 0 {
+		b = append(e.held, p...)
+	}
 	cut := len(b)
 	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
 		if utf8.RuneStart(b[i]) {
@@ -32,7 +35,7 @@ func (e *escapingWriter) Write(p []byte) (int, error) {
 		}
 	}
 	e.buf = appendEscaped(e.buf[:0], b[:cut], true)
-	e.held = append([]byte(nil), b[cut:]...)
+	e.held = append(e.held[:0:0], b[cut:]...) // never p's array: the caller reuses it
 	if _, err := e.w.Write(e.buf); err != nil {
 		return 0, err
 	}

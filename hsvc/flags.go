@@ -145,10 +145,7 @@ func (e envFlag) Set(s string) error {
 	if !ok || k == "" {
 		return errors.New("not K=V")
 	}
-	if err := svcname.CheckEnv(k); err != nil {
-		return err
-	}
-	if err := svcname.CheckEnvValue(k, v); err != nil {
+	if err := svcname.CheckEnvVar(k, v); err != nil {
 		return err // before JSON turns a byte that is not UTF-8 into U+FFFD
 	}
 	e[k] = v

@@ -105,12 +105,7 @@ func TestS6DirMadeAgainWhileOldStops(t *testing.T) {
 // the scandir is caught up with, and the new dir's run must have started.
 func TestS6DirReplacedInOneStepIsANewService(t *testing.T) {
 	f := mt.Start(t, "compat: s6-overlay\n", nil)
-	fi, err := os.Stat(f.Scandir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := fi.Sys().(*syscall.Stat_t)
-	scan := control.Request{Verb: control.VerbList, Scandir: &control.DirID{Dev: st.Dev, Ino: st.Ino}}
+	scan := f.ScanNow()
 	started := filepath.Join(t.TempDir(), "new-run-started")
 	build := func(tmp, run string) {
 		if err := os.Mkdir(tmp, 0o755); err != nil {

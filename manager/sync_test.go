@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
-	"hinit/control"
 	mt "hinit/manager/managertest"
 )
 
@@ -19,12 +17,7 @@ import (
 // the dir in between.
 func TestScanNowCatchesUp(t *testing.T) {
 	f := mt.Start(t, "", nil)
-	fi, err := os.Stat(f.Scandir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := fi.Sys().(*syscall.Stat_t)
-	scan := control.Request{Verb: control.VerbList, Scandir: &control.DirID{Dev: st.Dev, Ino: st.Ino}}
+	scan := f.ScanNow()
 	for i := range 100 {
 		name := fmt.Sprintf("svc%d", i)
 		tmp := filepath.Join(f.Scandir, "."+name+".tmp")

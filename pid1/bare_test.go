@@ -16,7 +16,7 @@ import (
 func runUntouched(t *testing.T, f func()) {
 	t.Helper()
 	stamp := func() (s []string) {
-		for _, d := range []string{control.DefaultRuntimeDir, DefaultScandir} {
+		for _, d := range []string{control.DefaultRuntimeDir, control.DefaultScandir} {
 			fi, err := os.Stat(d)
 			if err != nil {
 				s = append(s, d+" absent")

@@ -43,7 +43,7 @@ func (h *hinit) listenControl(ctx context.Context) (serve func()) {
 			// The members of the new group are let in before the socket
 			// is theirs: none is refused in between.
 			srv.SetControlGID(h.userGID())
-			h.serveGID(gid)
+			h.regroupSocket(gid)
 			gate.mgr.Store(h.mgr)
 		}
 	}

@@ -14,8 +14,6 @@ import (
 // are the protocol's (package control), which hsvc reads too.
 const (
 	DefaultConfig          = control.DefaultConfig
-	DefaultRuntimeDir      = control.DefaultRuntimeDir
-	DefaultScandir         = control.DefaultScandir
 	DefaultShutdownTimeout = 8 * time.Second
 )
 

@@ -74,7 +74,7 @@ func (h *hinit) reresolveUser() {
 // handOver makes a the user, and gives it what boot made for the user:
 // the scandir and the environment dir (still empty of the user's files:
 // nothing ran as the user yet), and hinit.log in TTY mode. The control
-// socket follows when it is served (serveGID).
+// socket follows when it is served (regroupSocket).
 func (h *hinit) handOver(a *account.Account) {
 	h.user = a
 	if h.set.scandir != "" {
@@ -94,16 +94,15 @@ func (h *hinit) handOver(a *account.Account) {
 	}
 }
 
-// serveGID is the control group to serve with: the user's group as the
-// boot hooks left it, given the socket created with listenGID.
-func (h *hinit) serveGID(listenGID int) int {
+// regroupSocket gives the control socket, created with listenGID, to the
+// user's group as the boot hooks left it.
+func (h *hinit) regroupSocket(listenGID int) {
 	gid := h.userGID()
 	if gid != listenGID && gid >= 0 && h.set.runtimeDir != "" {
 		if err := os.Lchown(filepath.Join(h.set.runtimeDir, control.SocketName), -1, gid); err != nil {
 			h.log.Error(fmt.Sprintf("control socket: %v; the user's hsvc calls may be refused", err))
 		}
 	}
-	return gid
 }
 
 func (h *hinit) userUID() int {

@@ -80,10 +80,7 @@ func checkRef(template, instance string, env map[string]string) error {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	for k, v := range env {
-		if err := svcname.CheckEnv(k); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		if err := svcname.CheckEnvValue(k, v); err != nil {
+		if err := svcname.CheckEnvVar(k, v); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}

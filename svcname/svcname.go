@@ -88,12 +88,15 @@ func CheckEnv(name string) error {
 	return check("environment variable", name, ValidEnv(name), EnvRule)
 }
 
-// CheckEnvValue checks the environment variable name (CheckEnv first) and
-// its value as a service.yaml can hold them and a program can get them:
-// valid UTF-8 (YAML's; JSON turns any other byte into U+FFFD, another
-// variable than the one asked for) and no NUL (the end of a C string).
-func CheckEnvValue(name, value string) error {
-	switch {
+// CheckEnvVar checks an environment variable given to a service (hsvc
+// register --env): its name (CheckEnv) and both as a service.yaml can hold
+// them and a program can get them: valid UTF-8 (YAML's; JSON turns any
+// other byte into U+FFFD, another variable than the one asked for) and no
+// NUL in the value (the end of a C string).
+func CheckEnvVar(name, value string) error {
+	switch err := CheckEnv(name); {
+	case err != nil:
+		return err
 	case !utf8.ValidString(name):
 		return fmt.Errorf("environment variable %s: its name is not valid UTF-8", Quote(name))
 	case !utf8.ValidString(value):

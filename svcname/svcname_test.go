@@ -88,7 +88,7 @@ func TestCheckEnv(t *testing.T) {
 	}
 }
 
-func TestCheckEnvValue(t *testing.T) {
+func TestCheckEnvVar(t *testing.T) {
 	for v, want := range map[string]string{
 		"":          "",
 		"a b=c é":   "",
@@ -96,12 +96,15 @@ func TestCheckEnvValue(t *testing.T) {
 		"\xff\xfe":  `environment variable "K": its value is not valid UTF-8`,
 		"ok\n\tnew": "",
 	} {
-		err := CheckEnvValue("K", v)
-		if bad := CheckEnvValue("K\xff", "v"); bad == nil || bad.Error() != `environment variable "K\xff": its name is not valid UTF-8` {
-			t.Errorf("a name not UTF-8: %v", bad)
-		}
+		err := CheckEnvVar("K", v)
 		if got := fmt.Sprint(err); want == "" && err != nil || want != "" && got != want {
-			t.Errorf("CheckEnvValue(K, %q) = %v, want %q", v, err, want)
+			t.Errorf("CheckEnvVar(K, %q) = %v, want %q", v, err, want)
 		}
+	}
+	if bad := CheckEnvVar("K\xff", "v"); bad == nil || bad.Error() != `environment variable "K\xff": its name is not valid UTF-8` {
+		t.Errorf("a name not UTF-8: %v", bad)
+	}
+	if bad := CheckEnvVar("A=B", "v"); !errors.Is(bad, ErrInvalid) {
+		t.Errorf("a name with \"=\": %v, want the name rule's error", bad)
 	}
 }

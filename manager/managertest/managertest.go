@@ -154,6 +154,18 @@ func (f *Fixture) Do(req control.Request) *control.Response {
 	return resp
 }
 
+// ScanNow is the request s6-svscanctl -a makes: a list of the fixture's
+// scandir, named by device and inode, answered once the watcher has caught
+// up with it.
+func (f *Fixture) ScanNow() control.Request {
+	f.t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(f.Scandir, &st); err != nil {
+		f.t.Fatal(err)
+	}
+	return control.Request{Verb: control.VerbList, Scandir: &control.DirID{Dev: st.Dev, Ino: st.Ino}}
+}
+
 // Expect sends req and checks the answer's code and that its error holds
 // part.
 func (f *Fixture) Expect(req control.Request, code int, part string) *control.Response {
