@@ -97,8 +97,8 @@ func (in *inotify) read() ([]rawEvent, error) {
 // drainReads reads of it.
 func (in *inotify) readQueued(evs []rawEvent) []rawEvent {
 	for i := 0; i < drainReads; i++ {
-		// An empty queue (EAGAIN), a passed deadline or any other error
-		// ends the batch; the next waiting read reports the error again.
+		// An empty queue (EAGAIN) or any other error ends the batch; the
+		// next waiting read reports the error again.
 		n, err := in.readOnce(false)
 		if err != nil {
 			break
@@ -109,14 +109,23 @@ func (in *inotify) readQueued(evs []rawEvent) []rawEvent {
 }
 
 // readOnce does one read(2) into buf. With wait it sleeps in the poller until
-// the fd is readable; without, an empty queue is reported as EAGAIN.
+// the fd is readable, or its deadline; without, it reads at once, whatever
+// the deadline (a Sync sets a past one to wake the loop, and it may land
+// while a Sync's own read of the queue is under way: that read found
+// nothing, and the Sync was answered before an overflow's marker was
+// seen), and an empty queue is reported as EAGAIN.
 func (in *inotify) readOnce(wait bool) (int, error) {
 	var n int
 	var rerr error
-	err := in.rc.Read(func(fd uintptr) bool {
-		n, rerr = unix.Read(int(fd), in.buf)
-		return !wait || rerr != unix.EAGAIN
-	})
+	var err error
+	if wait {
+		err = in.rc.Read(func(fd uintptr) bool {
+			n, rerr = unix.Read(int(fd), in.buf)
+			return rerr != unix.EAGAIN
+		})
+	} else {
+		err = in.rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), in.buf) })
+	}
 	if err != nil {
 		return 0, err
 	}

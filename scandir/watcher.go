@@ -388,10 +388,7 @@ func (w *Watcher) handle(ctx context.Context, out chan<- Event, evs []rawEvent) 
 // waiting for more. A Run-ending error is left for the loop's next read
 // to find again.
 func (w *Watcher) readQueued(ctx context.Context, out chan<- Event) bool {
-	if err := w.in.setDeadline(time.Time{}); err != nil {
-		return true // the loop's next deadline fails the same way, and says so
-	}
-	evs := w.in.readQueued(nil)
+	evs := w.in.readQueued(nil) // whatever the deadline a Sync set
 	if len(evs) == 0 {
 		return true
 	}
