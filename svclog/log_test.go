@@ -196,7 +196,10 @@ func lost(logs []*Log) (n uint64) {
 
 // TestCloseWaitsForEveryWriter: the log ends when the last holder of the
 // write end (here a grandchild outliving its parent) is gone; when ctx ends
-// first, Close gives up and stops reading, after what is already in the pipe.
+// first, Close gives up and stops reading, after what is already in the pipe,
+// and returns without the grandchild: nil when every output has what was
+// read (the console, given up, may be done already), else ctx's error.
+// (It wanted ctx's error alone, which a console done in time made a flake.)
 func TestCloseWaitsForEveryWriter(t *testing.T) {
 	var console bytes.Buffer
 	l := newLog(t, Options{Name: "x", Console: Serialize(&console)})
@@ -214,8 +217,8 @@ func TestCloseWaitsForEveryWriter(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := l.Close(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Close with a grandchild alive and ctx done: got %v, want context.Canceled", err)
+	if err := l.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close with a grandchild alive and ctx done: got %v, want nil or context.Canceled", err)
 	}
 	hold.WriteString("go\n")
 	testprog.WaitFor(t, 5*time.Second, "the reader to stop", func() bool {
