@@ -217,8 +217,15 @@ func TestCloseWaitsForEveryWriter(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := l.Close(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatalf("Close with a grandchild alive and ctx done: got %v, want nil or context.Canceled", err)
+	closed := make(chan error, 1)
+	go func() { closed <- l.Close(ctx) }()
+	select {
+	case err := <-closed:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("Close with a grandchild alive and ctx done: got %v, want nil or context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close with ctx done waited for the grandchild")
 	}
 	hold.WriteString("go\n")
 	testprog.WaitFor(t, 5*time.Second, "the reader to stop", func() bool {
