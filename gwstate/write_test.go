@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -303,5 +304,40 @@ func TestSetDesiredKeepsAConcurrentGatewayWrite(t *testing.T) {
 	if doc["gateway_state"] != "running" || doc["platforms"] == nil {
 		t.Errorf("the gateway's concurrent write is lost: gateway_state = %v, platforms = %v (file: %s)",
 			doc["gateway_state"], doc["platforms"], readString(t, backing))
+	}
+}
+
+// TestSetDesiredAgainstANonStopWriter: a writer that replaces the file
+// without a pause (a heartbeat far faster than SetDesired's fsyncs) beats
+// every checked merge; the last merge is written all the same. Before,
+// SetDesired gave up with "replaced by another writer meanwhile", and hsvc
+// stop said the wish was not recorded.
+func TestSetDesiredAgainstANonStopWriter(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gateway_state.json")
+	writeFile(t, path, `{"gateway_state":"running","desired_state":"running"}`)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tmp := filepath.Join(dir, ".hb.tmp")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.WriteFile(tmp, fmt.Appendf(nil, `{"gateway_state":"running","desired_state":"running","beat":%d}`, i), 0o644)
+			os.Rename(tmp, path)
+		}
+	}()
+	err := SetDesired(path, Stopped, testNow)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatalf("SetDesired against a non-stop writer: %v", err)
+	}
+	if data, ok, _ := readRecord(path, nil); !ok || !strings.Contains(string(data), `"desired_state":"stopped"`) {
+		t.Errorf("hinit's record: %q (%v), want desired_state stopped", data, ok)
 	}
 }
