@@ -29,9 +29,16 @@ func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl
 	caller := callerOf(cred, func() ([]int, error) { return conn.peerGroups(int(cred.Pid)) }, s.group.Load().gid, s.selfUID)
 	br := bufio.NewReader(conn)
 	conn.SetReadDeadline(time.Now().Add(s.ReadTimeout))
+	// Once the server stops, a request still to come is not waited for:
+	// hinit's exit waits for Serve, and a silent client held it.
+	stopped := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Unix(1, 0)) })
 	line, eof, err := readRequest(br)
-	if err != nil {
-		s.badRead(conn, caller, err)
+	if !stopped() || err != nil {
+		if ctx.Err() != nil {
+			writeResponse(conn, Errorf(CodeFailed, "hinit is exiting: request not served"), writeTimeout)
+		} else {
+			s.badRead(conn, caller, err)
+		}
 		return
 	}
 	conn.SetReadDeadline(time.Time{})

@@ -41,6 +41,11 @@ import "time"
 // a long one is refused (CodeUsage): its hang-up could not be seen, and it
 // would hold its slot after its client had gone.
 //
+// When hinit exits, the server stops: a request not yet read is answered
+// "hinit is exiting" (CodeFailed), the handlers' contexts are cancelled,
+// and hinit writes every answer in flight before it is gone (at most a
+// second: a client that does not read its answer may lose it).
+//
 // Verbs and the fields they use (every request carries v and verb). The
 // table of verbs (verbs.go) holds these rules once: Validate checks them
 // and a Mux dispatches by them, so a handler only sees what its rule lets

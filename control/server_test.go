@@ -288,6 +288,49 @@ func TestServeStops(t *testing.T) {
 	}
 }
 
+// TestServeStopsWithASilentClient: a client that has connected and sent
+// nothing does not hold Serve past its context (hinit's exit waits for
+// Serve): it is told hinit is exiting. It held Serve for ReadTimeout.
+func TestServeStopsWithASilentClient(t *testing.T) {
+	path := t.TempDir() + "/" + SocketName
+	ln, err := Listen(path, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{Handler: &fakeHandler{}, ControlGID: -1, Log: testLog(t), ReadTimeout: time.Hour}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	silent, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	// Answered after it: the silent one is accepted (one loop, in order).
+	c, err := Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := c.Do(ctx, &Request{Verb: VerbStatus}); err != nil || !resp.OK {
+		t.Fatalf("second client: %v %+v", err, resp)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still waits for a client that sent nothing, 5s after its context ended")
+	}
+	silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := readResponse(silent)
+	if err != nil || resp.Code != CodeFailed || !strings.Contains(resp.Error, "hinit is exiting") {
+		t.Fatalf("silent client got %+v, %v; want hinit is exiting", resp, err)
+	}
+}
+
 // TestServeListenerClosed: a listener closed under Serve is an error, and
 // the requests in flight still end.
 func TestServeListenerClosed(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"hinit/control"
@@ -70,9 +71,9 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	w := waiting{until: control.UntilReady, timeout: timeout, started: true}
+	w := waiting{until: control.UntilReady, timeout: timeout, started: true, stopping: &m.stopping}
 	if req.Verb == control.VerbStop {
-		w = waiting{until: control.UntilDown, timeout: timeout}
+		w = waiting{until: control.UntilDown, timeout: timeout, stopping: &m.stopping}
 	}
 	for _, s := range svcs {
 		if resp := w.wait(ctx, s); !resp.OK {
@@ -106,20 +107,22 @@ func (m *Manager) wait(ctx context.Context, _ control.Caller, s *supervise.Servi
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	return waiting{until: req.Until, timeout: timeout, notPID: req.NotPID, patient: req.Patient}.wait(ctx, s)
+	return waiting{until: req.Until, timeout: timeout, notPID: req.NotPID, patient: req.Patient, stopping: &m.stopping}.wait(ctx, s)
 }
 
 // waiting is one wait for a state: until (up, ready, down) within timeout
 // (0: none; ctx carries it). started marks the wait of start and restart,
 // for which backoff is a failure too. notPID, when not 0, is a process that
 // does not count: s6-svc -wr waits for a new one. patient is s6-svwait's:
-// never hopeless, and backoff counts as down.
+// never hopeless, and backoff counts as down. stopping is the manager's:
+// a wait the shutdown ends says so.
 type waiting struct {
-	until   string
-	timeout time.Duration
-	started bool
-	notPID  int
-	patient bool
+	until    string
+	timeout  time.Duration
+	started  bool
+	notPID   int
+	patient  bool
+	stopping *atomic.Bool
 }
 
 // wait blocks until s reaches w.until, ctx ends, or the state shows it
@@ -130,6 +133,10 @@ func (w waiting) wait(ctx context.Context, s *supervise.Service) *control.Respon
 	case errors.Is(err, context.DeadlineExceeded):
 		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to be %s (it is %s); see hsvc status %s",
 			w.timeout, s.Name(), w.until, st.State, s.Name())
+	case errors.Is(err, context.Canceled) || errors.Is(err, supervise.ErrRemoved) && w.stopping.Load():
+		// hinit exits (or nobody is left to read this), or the shutdown
+		// ended the service's supervision
+		return control.Errorf(control.CodeFailed, "%s is %s: the container is shutting down", s.Name(), st.State)
 	case err != nil:
 		return control.Errorf(control.CodeFailed, "waiting for %s: %v", s.Name(), err)
 	case !w.reached(st):

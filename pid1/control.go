@@ -26,7 +26,9 @@ func (h *hinit) listenControl(ctx context.Context) (serve func()) {
 	path := filepath.Join(h.set.runtimeDir, control.SocketName)
 	gate := &bootGate{since: time.Now()}
 	ready := make(chan *control.Server, 1)
+	h.controlDone = make(chan struct{})
 	go func() {
+		defer close(h.controlDone)
 		ln, err := control.Listen(path, gid)
 		if err != nil {
 			h.log.Error(fmt.Sprintf("control socket: %v; hsvc will not reach hinit", err))
@@ -46,6 +48,24 @@ func (h *hinit) listenControl(ctx context.Context) (serve func()) {
 			h.regroupSocket(gid)
 			gate.mgr.Store(h.mgr)
 		}
+	}
+}
+
+// awaitControl waits, once hinit's context is cancelled at exit, for the
+// control server to write the answers in flight, and at most a second
+// (exitWait): hsvc shutdown's own answer lost its race with hinit's exit
+// ("hinit closed the connection without one"), and so did that of a
+// patient s6-svwait, which only the exit ends.
+func (h *hinit) awaitControl() {
+	if h.controlDone == nil {
+		return
+	}
+	t := time.NewTimer(h.exitWait(time.Second))
+	defer t.Stop()
+	select {
+	case <-h.controlDone:
+	case <-t.C:
+		h.log.Warn("control: answers still in flight at exit are lost")
 	}
 }
 

@@ -3,6 +3,8 @@ package pid1
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"hinit/control"
 	"hinit/internal/testprog"
 )
 
@@ -162,6 +165,31 @@ services:
 	run(nil, 0, "shutdown", "--exit-code", "42")
 	if code := p.wait(10 * time.Second); code != 42 {
 		t.Errorf("hsvc shutdown --exit-code 42: container exited %d", code)
+	}
+}
+
+// TestExitWaitsForControlAnswers: hinit's exit waits for the control
+// server's answers in flight: a client connected and silent when hinit
+// exits is told so. They lost their race with the exit, hsvc shutdown's
+// own at times (exit 1, "hinit closed the connection without one").
+func TestExitWaitsForControlAnswers(t *testing.T) {
+	p := startInit(t, initOpts{args: []string{"sleep", "60"}})
+	p.waitOutput("main started", true)
+	rt := filepath.Join(p.dir, "run")
+	silent, err := net.Dial("unix", filepath.Join(rt, control.SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	testprog.WaitFor(t, 10*time.Second, "the connection accepted", func() bool { return testprog.Accepted(t, rt) == 1 })
+	p.signal(syscall.SIGTERM)
+	if code := p.wait(10 * time.Second); code != 143 {
+		t.Fatalf("hinit exited %d after SIGTERM, want main's 143", code)
+	}
+	silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := io.ReadAll(silent)
+	if !strings.Contains(string(b), "hinit is exiting") {
+		t.Fatalf("a client connected while hinit exited read %q (%v), want hinit's answer", b, err)
 	}
 }
 

@@ -103,6 +103,7 @@ type hinit struct {
 	lent         []lentFD                          // terminals main's user owns while main runs
 	flushLent    bool                              // a terminal was lent: its unread input is thrown away (flushInput)
 	exitBy       time.Time                         // once the shutdown begins: its deadline and shutdownMargin, when hinit must be gone
+	controlDone  chan struct{}                     // closed once the control server has stopped; nil when there is none
 }
 
 // boot runs the container: everything from signal setup to exit status.
@@ -144,6 +145,7 @@ func boot(args []string, opts *options) int {
 		h.checkFileLimit()
 		h.lookupUser()
 	}
+	defer h.awaitControl() // after cancel: the answers in flight leave first
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.reaper.Run(ctx)

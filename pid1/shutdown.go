@@ -55,11 +55,16 @@ const shutdownMargin = time.Second
 // exitBy, but at least stderrMinWait, so that a healthy stderr gets its
 // last lines even after a shutdown that overran (a process that outlived
 // SIGKILL).
-func (h *hinit) stderrWait() time.Duration {
+func (h *hinit) stderrWait() time.Duration { return h.exitWait(time.Second) }
+
+// exitWait is how long hinit may wait at exit for one more of its outputs
+// to be written: limit, and after a shutdown no later than its exitBy, but
+// at least stderrMinWait.
+func (h *hinit) exitWait(limit time.Duration) time.Duration {
 	if h.exitBy.IsZero() {
-		return time.Second
+		return limit
 	}
-	return max(min(time.Second, time.Until(h.exitBy)), stderrMinWait)
+	return max(min(limit, time.Until(h.exitBy)), stderrMinWait)
 }
 
 // stderrMinWait is the least stderrWait gives.
