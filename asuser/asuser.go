@@ -47,9 +47,12 @@ type ID struct {
 // When hinit is not root (docker run --user, OpenShift's random uid) it cannot
 // switch: fn runs quiet (Quiet) on the caller's goroutine with the process's
 // own rights. Those are the rights of an unprivileged user already, which is
-// the point.
+// the point. Nor is there anything to switch to for root with hinit's own
+// group (a root service's log): fn runs quiet too, and takes no turn, so
+// that the image's user, who may keep all four busy (a tree it grows under
+// a removal, a file of a hung volume), never holds root's own work.
 func Do(id ID, fn func() error) error {
-	if unix.Geteuid() != 0 {
+	if unix.Geteuid() != 0 || id.UID == 0 && id.GID == unix.Getegid() {
 		var err error
 		Quiet(func() { err = fn() })
 		return err

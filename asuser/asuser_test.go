@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/internal/testprog"
 )
 
@@ -256,6 +258,35 @@ func TestDoRunsFourAtOnce(t *testing.T) {
 	wg.Wait()
 	if m := most.Load(); m != maxSwitched {
 		t.Errorf("%d calls ran at once, want %d", m, maxSwitched)
+	}
+}
+
+// TestDoRootTakesNoTurn: a call as root, with hinit's own group, has
+// nothing to switch and waits for no turn: the image's user, holding all
+// four (a tree it grows under its service dir's removal), held root's own
+// log files with them.
+func TestDoRootTakesNoTurn(t *testing.T) {
+	requireRoot(t)
+	var running atomic.Int32
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	defer wg.Wait()
+	defer close(release)
+	for range maxSwitched {
+		wg.Go(func() {
+			Do(alice, func() error { running.Add(1); <-release; return nil })
+		})
+	}
+	testprog.WaitFor(t, 5*time.Second, "every turn taken", func() bool { return running.Load() == maxSwitched })
+	done := make(chan error, 1)
+	go func() { done <- Do(ID{UID: 0, GID: unix.Getegid()}, func() error { return nil }) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call as root waited for a turn the image's user held")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +24,12 @@ import (
 // itself (renameat between the two descriptors, never a path), and the
 // dir, empty then, is removed; a dir deep down comes up a level at each
 // pass. As with os.RemoveAll, a name that is not there is no error.
+//
+// The dir's owner may be at work in it meanwhile (an unregister of its
+// service): adding a level under the deepest one as fast as a pass lifts
+// one, or files as fast as a pass removes them, kept the removal, and the
+// turn of Do it ran in, for ever. So RemoveAllAt gives up after
+// removeBudget (2 s), with errStillFilling.
 func RemoveAllAt(dir *os.File, name string) error {
 	dfd := int(dir.Fd())
 	err := removeEntry(dfd, name)
@@ -36,7 +43,7 @@ func RemoveAllAt(dir *os.File, name string) error {
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", filepath.Join(dir.Name(), name), err)
 	}
-	err = flatten(top)
+	err = flatten(top, time.Now().Add(removeBudget))
 	unix.Close(top)
 	if err == nil {
 		err = removeEntry(dfd, name)
@@ -51,14 +58,15 @@ func RemoveAllAt(dir *os.File, name string) error {
 // through a symlink (path itself included), no descriptor per level of a
 // tree, and never the whole listing of a dir in memory (removeBatch names
 // at a time: a dir the hermes user filled may hold any number). The dir
-// itself stays.
+// itself stays. It has no time budget: hinit empties its runtime dirs at
+// boot, when no process of the image's user runs to fill them.
 func RemoveContents(path string) error {
 	top, err := openat(unix.AT_FDCWD, path, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return fmt.Errorf("empty %s: %w", path, err)
 	}
 	defer unix.Close(top)
-	if err := flatten(top); err != nil {
+	if err := flatten(top, time.Time{}); err != nil {
 		return fmt.Errorf("empty %s: %w", path, err)
 	}
 	return nil
@@ -78,12 +86,20 @@ func removeEntry(dfd int, name string) error {
 // removeBatch is how many names a pass reads from a dir at a time.
 const removeBatch = 256
 
+// removeBudget is how long RemoveAllAt may take: a service dir on a tmpfs
+// goes in milliseconds. A test shortens it.
+var removeBudget = 2 * time.Second
+
+// errStillFilling: the dir was not empty by the end of the budget.
+var errStillFilling = errors.New("still not empty after its time (a tree that deep, or something keeps adding to it): left as it is")
+
 // flatten empties the dir top, pass after pass, until a pass finds it
-// empty, or removes and moves nothing: the first error then says why.
-func flatten(top int) error {
+// empty, or removes and moves nothing: the first error then says why. With
+// a deadline (not zero), it gives up then with errStillFilling.
+func flatten(top int, deadline time.Time) error {
 	var seq int
 	for {
-		seen, done, err := flattenPass(top, &seq)
+		seen, done, err := flattenPass(top, &seq, deadline)
 		switch {
 		case seen == 0:
 			return nil
@@ -91,6 +107,8 @@ func flatten(top int) error {
 			return err
 		case done == 0:
 			return unix.ENOTEMPTY
+		case !deadline.IsZero() && time.Now().After(deadline):
+			return errStillFilling
 		}
 	}
 }
@@ -98,8 +116,9 @@ func flatten(top int) error {
 // flattenPass reads top once and removes each entry; one that is a dir
 // with something in it gets its entries renamed into top, and goes. It
 // returns how many entries it saw, how many removals and renames it made,
-// and the first error.
-func flattenPass(top int, seq *int) (seen, done int, first error) {
+// and the first error. Past deadline (when not zero) it stops reading the
+// dir: one its owner fills may have no end.
+func flattenPass(top int, seq *int, deadline time.Time) (seen, done int, first error) {
 	fd, err := openat(top, ".", unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return 1, 0, err
@@ -118,7 +137,7 @@ func flattenPass(top int, seq *int) (seen, done int, first error) {
 			err := removeEntry(top, n)
 			if err == unix.ENOTEMPTY || err == unix.EEXIST {
 				var moved int
-				moved, err = hoist(top, n, seq)
+				moved, err = hoist(top, n, seq, deadline)
 				done += moved
 				if err == nil {
 					err = removeEntry(top, n)
@@ -130,7 +149,7 @@ func flattenPass(top int, seq *int) (seen, done int, first error) {
 				note(fmt.Errorf("%s: %w", n, err))
 			}
 		}
-		if rerr == io.EOF {
+		if rerr == io.EOF || !deadline.IsZero() && time.Now().After(deadline) {
 			return seen, done, first
 		}
 		if rerr != nil {
@@ -142,8 +161,9 @@ func flattenPass(top int, seq *int) (seen, done int, first error) {
 
 // hoist removes what it can of the dir name in top, and renames the rest
 // (non-empty dirs) into top under names of its own, never replacing one.
-// It returns how many entries it removed or renamed.
-func hoist(top int, name string, seq *int) (int, error) {
+// It returns how many entries it removed or renamed. Past deadline (when
+// not zero) it stops, as flattenPass does.
+func hoist(top int, name string, seq *int, deadline time.Time) (int, error) {
 	fd, err := openat(top, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return 0, err
@@ -165,7 +185,7 @@ func hoist(top int, name string, seq *int) (int, error) {
 				return done, err
 			}
 		}
-		if rerr == io.EOF {
+		if rerr == io.EOF || !deadline.IsZero() && time.Now().After(deadline) {
 			return done, nil
 		}
 		if rerr != nil {

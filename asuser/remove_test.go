@@ -1,9 +1,11 @@
 package asuser
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"hinit/internal/testprog"
 )
@@ -52,5 +54,31 @@ func TestRemoveAllAt(t *testing.T) {
 	}
 	if err := RemoveAllAt(d, "tree"); err != nil {
 		t.Errorf("RemoveAllAt of a name not there: %v", err)
+	}
+}
+
+// TestRemoveAllAtHasABudget: a tree that takes longer than the budget to
+// remove is left, with errStillFilling. The dir's owner adding a level
+// under the deepest one as fast as a pass lifts one (mkdirat and openat
+// from a descriptor it holds) kept RemoveAllAt at work for ever, in a turn
+// of Do, with root's requests queued behind it.
+func TestRemoveAllAtHasABudget(t *testing.T) {
+	base := t.TempDir()
+	defer RemoveContents(base) // deep: os.RemoveAll needs a descriptor per level
+	testprog.DeepChain(t, filepath.Join(base, "tree"), 2000)
+	d, err := os.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	defer func(b time.Duration) { removeBudget = b }(removeBudget)
+	removeBudget = time.Millisecond
+	start := time.Now()
+	err = RemoveAllAt(d, "tree")
+	if !errors.Is(err, errStillFilling) {
+		t.Fatalf("RemoveAllAt of 2,000 levels in 1ms: %v after %v, want %v", err, time.Since(start), errStillFilling)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "tree")); err != nil {
+		t.Fatalf("the tree should be left: %v", err)
 	}
 }

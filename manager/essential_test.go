@@ -1,6 +1,7 @@
 package manager_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"hinit/control"
 	"hinit/internal/testprog"
+	"hinit/manager"
 	mt "hinit/manager/managertest"
 )
 
@@ -112,5 +115,44 @@ func TestRestartFloorOfOthersDefinitions(t *testing.T) {
 				t.Errorf("owner %d: reason %q, want %q", tc.owner, reason, tc.want)
 			}
 		})
+	}
+}
+
+// TestRequestsDoNotWaitForAGatewaysRecord: a request for a service that is
+// not a gateway records nothing, and does not wait behind a gateway's
+// request, which may wait for a turn of asuser.Do: the image's user, who
+// can hold all four (a tree it grows under its service dir's removal),
+// held root's hsvc restart of a root service 10 s and more.
+func TestRequestsDoNotWaitForAGatewaysRecord(t *testing.T) {
+	f := mt.Start(t, mt.Env+"services:\n  rootsvc:\n    command: "+mt.Prog("sleep", "inf")+"\n", nil)
+	release := manager.HoldGatewayRequests(f.M)
+	defer release()
+	answer := make(chan string, 1)
+	go func() {
+		cl, err := control.Dial(f.Sock)
+		if err != nil {
+			answer <- err.Error()
+			return
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		resp, err := cl.Do(ctx, &control.Request{Verb: control.VerbRestart, Names: []string{"rootsvc"}})
+		switch {
+		case err != nil:
+			answer <- err.Error()
+		case !resp.OK:
+			answer <- resp.Error
+		default:
+			answer <- ""
+		}
+	}()
+	select {
+	case a := <-answer:
+		if a != "" {
+			t.Fatalf("hsvc restart rootsvc: %s", a)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("hsvc restart of a service that is not a gateway waited behind a gateway's request")
 	}
 }

@@ -90,3 +90,11 @@ func StartStop(m *Manager, req *control.Request, svcs ...*supervise.Service) *co
 // removes it from the group, as an unregister does.
 func Service(m *Manager, name string) *supervise.Service { return m.group.Get(name) }
 func Forget(m *Manager, name string)                     { m.group.Remove(name, true) }
+
+// HoldGatewayRequests holds the lock a gateway's request takes to record
+// and apply (desiredMu), as one waiting for a turn of asuser.Do does, until
+// release.
+func HoldGatewayRequests(m *Manager) (release func()) {
+	m.desiredMu.Lock()
+	return m.desiredMu.Unlock
+}

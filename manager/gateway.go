@@ -88,8 +88,8 @@ func (g gateways) home() (h gwstate.Home) {
 var errUnregistered = errors.New("unregistered meanwhile")
 
 // applyDesired records what verb asks of s (recordDesired) and applies it,
-// under one lock with every other record and with unregister's removal of
-// s from the group (which it does in its apply): a start racing an
+// under one lock (requestMu) with every other record and with unregister's
+// removal of s from the group (which it does in its apply): a start racing an
 // unregister neither records "running" for a gateway gone nor applies to
 // it. The request is applied even when it could not be recorded:
 // unrecorded says why, for the caller to tell. Once the container's
@@ -99,8 +99,9 @@ var errUnregistered = errors.New("unregistered meanwhile")
 // as it was, and puts back what the next boot would have done before it
 // (keptRunning), so that the next boot does not do what never happened.
 func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
-	m.desiredMu.Lock()
-	defer m.desiredMu.Unlock()
+	mu := m.requestMu(s)
+	mu.Lock()
+	defer mu.Unlock()
 	if m.group.Get(s.Name()) != s {
 		return nil, errUnregistered
 	}

@@ -73,8 +73,23 @@ type Manager struct {
 	stopping atomic.Bool // the container's shutdown has begun
 	// desiredMu holds a gateway's desired state record and the request
 	// it records together (applyDesired): two requests at once leave the
-	// record and the service agreeing.
+	// record and the service agreeing. plainMu is the same for every
+	// other service, which records nothing (requestMu).
 	desiredMu sync.Mutex
+	plainMu   sync.Mutex
+}
+
+// requestMu is the lock applyDesired holds for s: desiredMu for a gateway,
+// plainMu for every other service, so that a request for one never waits
+// behind a gateway's record. A record waits for a turn of asuser.Do, and
+// the image's user may hold all four (its own tree growing under a
+// removal): root's hsvc restart of a root service waited behind it, 10 s
+// and more.
+func (m *Manager) requestMu(s *supervise.Service) *sync.Mutex {
+	if _, gateway := m.statePath(s.Status()); gateway {
+		return &m.desiredMu
+	}
+	return &m.plainMu
 }
 
 // New returns a Manager whose services live until ctx ends. It starts
@@ -145,17 +160,23 @@ func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 // refuse it.
 func (m *Manager) awaitRequest(deadline time.Time) {
 	if m.desiredMu.TryLock() {
-		// None under way: the usual case, and one a shutdown that
-		// begins at its deadline (a bare main that outlived it) must
-		// not see lost to a timer of zero.
+		if m.plainMu.TryLock() {
+			// None under way: the usual case, and one a shutdown
+			// that begins at its deadline (a bare main that
+			// outlived it) must not see lost to a timer of zero.
+			m.plainMu.Unlock()
+			m.desiredMu.Unlock()
+			return
+		}
 		m.desiredMu.Unlock()
-		return
 	}
 	done := make(chan struct{})
 	go func() {
-		m.desiredMu.Lock()
-		//lint:ignore SA2001 the wait for the holder is the point
-		m.desiredMu.Unlock()
+		for _, mu := range []*sync.Mutex{&m.desiredMu, &m.plainMu} {
+			mu.Lock()
+			//lint:ignore SA2001 the wait for the holder is the point
+			mu.Unlock()
+		}
 		close(done)
 	}()
 	t := time.NewTimer(min(maxRequestWait, time.Until(deadline)/4))

@@ -80,12 +80,13 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if s := m.group.Get(name); s != nil && !req.Down {
 		// A start: hermes' gateway start of a profile without a slot,
 		// unless a stop came first.
-		m.desiredMu.Lock()
+		mu := m.requestMu(s)
+		mu.Lock()
 		var rec error
 		if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
 			rec = m.recordDesired(s, control.VerbStart, false)
 		}
-		m.desiredMu.Unlock()
+		mu.Unlock()
 		if rec != nil {
 			return unrecordedAnswer("register", []string{name + ": " + rec.Error()})
 		}
