@@ -99,6 +99,7 @@ type hinit struct {
 	wroteEnv     map[string]string                 // what writeEnvDir wrote
 	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
+	prevLog      string                            // the last boot's hinit.log, kept (keepPreviousLog); "" when none
 	ttyModes     *unix.Termios                     // with a terminal: its modes when hinit started, put back when main exits
 	lent         []lentFD                          // terminals main's user owns while main runs
 	flushLent    bool                              // a terminal was lent: its unread input is thrown away (flushInput)

@@ -20,9 +20,18 @@ func (h *hinit) prepareRuntime() {
 	if h.root {
 		owner = 0
 	}
+	prev := readPreviousLog(h.set.runtimeDir)
 	if err := emptyDir(h.set.runtimeDir, 0o755, owner, owner, nil); err != nil {
 		h.log.Error(fmt.Sprintf("runtime dir: %v; mount a tmpfs there (docker run --tmpfs /run) or set HINIT_RUNTIME_DIR", err))
 		h.set.runtimeDir = ""
+	} else if prev != nil {
+		gid := -1
+		if h.root {
+			gid = h.userGID()
+		}
+		if h.prevLog, err = keepPreviousLog(h.set.runtimeDir, prev, gid); err != nil {
+			h.log.Warn(fmt.Sprintf("the last boot's hinit.log not kept: %v", err))
+		}
 	}
 	if err := emptyDir(h.set.scandir, 0o755, h.userUID(), h.userGID(), h.asUser); err != nil {
 		h.log.Error(fmt.Sprintf("scandir: %v; dynamic services are off; mount a tmpfs there or set HINIT_SCANDIR", err))

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
+
+	"hinit/asuser"
 )
 
 // ttyLogMax is the size past which hinit.log (TTY mode) is moved to
@@ -63,4 +66,68 @@ func (l *ttyLog) keepOld(fi os.FileInfo) error {
 		return err
 	}
 	return nil
+}
+
+// prevLogName is where a boot keeps the last boot's hinit.log (TTY mode),
+// in the runtime dir. Docker keeps /run across docker restart, but each
+// boot empties the runtime dir, and what hinit said while main had the
+// terminal (a service's crashes, a stop that had to kill) was in that file
+// alone: a docker kill, or a restart, lost it for good.
+const prevLogName = "hinit.log.prev"
+
+// readPreviousLog returns the last ttyLogMax bytes of the last boot's log
+// in the runtime dir dir (hinit.log.1, then hinit.log), nil when there is
+// none. It opens no symlink, FIFO or device.
+func readPreviousLog(dir string) []byte {
+	last := readTail(filepath.Join(dir, "hinit.log"), ttyLogMax)
+	if room := ttyLogMax - len(last); room > 0 {
+		last = append(readTail(filepath.Join(dir, "hinit.log.1"), room), last...)
+	}
+	if len(last) == 0 {
+		return nil
+	}
+	return last
+}
+
+// readTail returns the last n bytes at most of the regular file path.
+func readTail(path string, n int) []byte {
+	f, err := asuser.OpenRegular(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	b, err := io.ReadAll(io.NewSectionReader(f, max(0, fi.Size()-int64(n)), int64(n)))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// keepPreviousLog writes prev, the last boot's log, to prevLogName in the
+// runtime dir dir just emptied, readable by root and the control group
+// gid (none when < 0) only, as hinit.log is. It returns its path, "" when
+// it could not be written.
+func keepPreviousLog(dir string, prev []byte, gid int) (string, error) {
+	path := filepath.Join(dir, prevLogName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if gid >= 0 {
+		if err := f.Chown(0, gid); err != nil {
+			return "", err
+		}
+		if err := f.Chmod(0o640); err != nil {
+			return "", err
+		}
+	}
+	if _, err := f.Write(prev); err != nil {
+		return "", err
+	}
+	return path, nil
 }

@@ -73,7 +73,8 @@ func (h *hinit) reresolveUser() {
 
 // handOver makes a the user, and gives it what boot made for the user:
 // the scandir and the environment dir (still empty of the user's files:
-// nothing ran as the user yet), and hinit.log in TTY mode. The control
+// nothing ran as the user yet), and hinit.log in TTY mode (and the last
+// boot's, hinit.log.prev). The control
 // socket follows when it is served (regroupSocket).
 func (h *hinit) handOver(a *account.Account) {
 	h.user = a
@@ -90,6 +91,11 @@ func (h *hinit) handOver(a *account.Account) {
 	if h.ttyLog != nil {
 		if err := h.ttyLog.Chown(0, a.GID); err != nil {
 			h.log.Warn(fmt.Sprintf("hinit.log: %v; only root may read it", err))
+		}
+	}
+	if h.prevLog != "" { // root's, in root's runtime dir
+		if err := os.Lchown(h.prevLog, 0, a.GID); err != nil {
+			h.log.Warn(fmt.Sprintf("%s: %v; only root may read it", prevLogName, err))
 		}
 	}
 }
