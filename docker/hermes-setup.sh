@@ -194,6 +194,7 @@ remap_ids() {
 		else
 			rm -f "$pending"
 			say "warning: cannot change /etc/passwd (read-only root?); hermes keeps its UID"
+			uid_refused=$uid
 		fi
 	fi
 	if [ -n "$gid" ] && [ "$gid" != "$(id -g hermes)" ]; then
@@ -406,6 +407,13 @@ chown_tree() {
 fix_ownership() {
 	is_root || return 0
 	no_link "$HERMES_HOME" || return 0
+	# A UID asked for and not taken (a read-only root): the volume is that
+	# UID's, who asked for it to stay theirs; it is left as it is, and
+	# hermes, which keeps its own UID, may not write it.
+	if [ -n "${uid_refused:-}" ] && [ "$(stat -c %u "$HERMES_HOME")" = "$uid_refused" ]; then
+		say "warning: $HERMES_HOME is UID $uid_refused's, which hermes could not take: its files keep their owner, and hermes ($HUID) may not write them; run with --user $uid_refused:$(stat -c %g "$HERMES_HOME"), or start once without --read-only"
+		return 0
+	fi
 	whose=root
 	if [ "$(stat -c %u "$HERMES_HOME")" != "$HUID" ]; then
 		whose=

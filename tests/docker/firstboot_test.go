@@ -334,6 +334,25 @@ func TestRemapRefusals(t *testing.T) {
 			t.Errorf("docker logs lack the refusal:\n%s", l)
 		}
 	})
+	// A volume of the UID asked for stays that UID's when the remap
+	// cannot be made (a read-only root): it went to hermes' 10000 whole,
+	// on the host too, the opposite of what HERMES_UID was for.
+	t.Run("read-only root", func(t *testing.T) {
+		t.Parallel()
+		vol := volume(t)
+		seed(t, vol, "mkdir -p /opt/data/sessions && touch /opt/data/sessions/s.json")
+		if r := runOnce(t, []string{"-v", vol + ":/opt/data", "--entrypoint", "/bin/sh"}, "-c", "chown -R 1000:1000 /opt/data"); r.code != 0 {
+			t.Fatalf("setting up the volume: exit %d: %s", r.code, r.stderr)
+		}
+		c := start(t, []string{"-v", vol + ":/opt/data", "--read-only", "--tmpfs", "/run", "-e", "HERMES_UID=1000"}, "sleep", "infinity")
+		c.booted()
+		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g /opt/data /opt/data/sessions /opt/data/sessions/s.json")); got != "1000:1000\n1000:1000\n1000:1000" {
+			t.Errorf("the volume of UID 1000 is owned %q after a refused remap, want 1000:1000 kept", got)
+		}
+		if l := c.logs(); !strings.Contains(l, "[hermes-setup] warning: /opt/data is UID 1000's, which hermes could not take: its files keep their owner, and hermes (10000) may not write them; run with --user 1000:1000, or start once without --read-only") {
+			t.Errorf("docker logs lack the warning:\n%s", l)
+		}
+	})
 	t.Run("passwd bind-mounted", func(t *testing.T) {
 		t.Parallel()
 		c := start(t, []string{"-v", passwd + ":/etc/passwd", "-e", "PGID=2000"}, "sleep", "infinity")
