@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"hinit/control"
 )
@@ -47,6 +50,9 @@ func (c *cli) talkError(err error) error {
 		return exitf(control.CodePermission, "permission denied on %s: run hsvc as a member of group %s or as root", c.sock, socketGroup(c.sock))
 	case errors.Is(err, control.ErrUnreachable) && c.bare != nil && c.bare():
 		return exitf(control.CodeUnreachable, "hinit runs without a control socket: no hinit.yaml (%s); services and hsvc need one", control.DefaultConfig)
+	case errors.Is(err, control.ErrUnreachable) && readOnlyDir(filepath.Dir(c.sock)) != "":
+		return exitf(control.CodeUnreachable, "hinit has no control socket at %s: %s is read-only; mount a tmpfs on it (docker run --tmpfs /run)",
+			c.sock, readOnlyDir(filepath.Dir(c.sock)))
 	case errors.Is(err, control.ErrUnreachable):
 		return exitf(control.CodeUnreachable, "hinit is not reachable at %s: is hinit running as PID 1 of this container?", c.sock)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -69,4 +75,22 @@ func socketGroup(path string) string {
 		return g.Name
 	}
 	return gid
+}
+
+// readOnlyDir is the first dir that exists of dir and its parents, when it
+// is on a read-only file system ("" otherwise): a socket that is not there
+// because hinit could not make its runtime dir (docker run --read-only
+// without a tmpfs on /run) is no question of hinit being PID 1.
+func readOnlyDir(dir string) string {
+	for {
+		var st unix.Statfs_t
+		err := unix.Statfs(dir, &st)
+		switch {
+		case err == nil && st.Flags&unix.ST_RDONLY != 0:
+			return dir
+		case err == nil || !errors.Is(err, unix.ENOENT) || dir == filepath.Dir(dir):
+			return ""
+		}
+		dir = filepath.Dir(dir)
+	}
 }

@@ -20,6 +20,12 @@ func removeStale(dir string) []error {
 	defer unix.Close(fd)
 	var errs []error
 	for _, name := range staleFiles {
+		// Not there, nothing to remove (a read-only volume says EROFS
+		// to an unlink of a name that is not there).
+		var st unix.Stat_t
+		if errors.Is(unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW), unix.ENOENT) {
+			continue
+		}
 		err := unix.Unlinkat(fd, name, 0)
 		if err != nil && !errors.Is(err, unix.ENOENT) {
 			errs = append(errs, fmt.Errorf("remove %s: %w", filepath.Join(dir, name), err))

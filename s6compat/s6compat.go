@@ -6,7 +6,9 @@
 package s6compat
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -27,8 +29,12 @@ func Enter(root, envDir string) error {
 	if err := rename(Comm); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(root); err != nil {
-		return fmt.Errorf("s6 compat: clear %s: %w", root, err)
+	// Not there, nothing to clear (a read-only /run says EROFS to an
+	// unlink of a name that is not there, and the error named it).
+	if _, err := os.Lstat(root); !errors.Is(err, fs.ErrNotExist) {
+		if err := os.RemoveAll(root); err != nil {
+			return fmt.Errorf("s6 compat: clear %s: %w", root, err)
+		}
 	}
 	if err := os.Mkdir(root, 0o755); err != nil {
 		return fmt.Errorf("s6 compat: %w", err)

@@ -59,6 +59,34 @@ func TestReadOnlyRunWithoutTmpfs(t *testing.T) {
 	if !strings.Contains(r.stderr, "mount a tmpfs there") {
 		t.Errorf("no error line saying to mount a tmpfs:\n%s", r.stderr)
 	}
+	// Errors about names that are not there (EROFS comes before ENOENT).
+	if strings.Contains(r.stderr, "clear /run/s6") || strings.Contains(r.stderr, "gateway.pid") {
+		t.Errorf("an error about a file that is not there:\n%s", r.stderr)
+	}
+	// hsvc, the image's HEALTHCHECK, says what is wrong.
+	c := start(t, []string{"--read-only"}, "sleep", "infinity")
+	waitFor(t, "main", 10*time.Second, func() bool { return strings.Contains(c.logs(), "main started") })
+	st := c.exec("hermes", "hsvc", "status")
+	if want := "hsvc: hinit has no control socket at /run/hinit/control.sock: /run is read-only; mount a tmpfs on it (docker run --tmpfs /run)\n"; st.code != 5 || st.stderr != want {
+		t.Errorf("hsvc status with a read-only /run: exit %d, %q; want 5, %q", st.code, st.stderr, want)
+	}
+}
+
+// TestReadOnlyVolume: a volume mounted read-only (an inspection of a
+// backup) runs main, and the boot warns only about what it could not do:
+// it warned that it could not remove gateway.pid and processes.json, which
+// were not there (a read-only file system says EROFS first).
+func TestReadOnlyVolume(t *testing.T) {
+	t.Parallel()
+	vol := volume(t)
+	seed(t, vol, "mkdir -p /opt/data/sessions")
+	r := runOnce(t, []string{"-v", vol + ":/opt/data:ro"}, "chat", "-q", "ro")
+	if r.code != 0 || r.stdout != "hermes: you said ro\n" {
+		t.Errorf("chat -q ro on a read-only volume: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stderr, "gateway.pid") || strings.Contains(r.stderr, "processes.json") {
+		t.Errorf("a warning about a file that is not there:\n%s", r.stderr)
+	}
 }
 
 // TestUser10000: docker run --user 10000:10000 (Kubernetes runAsUser):
