@@ -836,7 +836,12 @@ home_uid=$(stat -c %u "$HERMES_HOME" 2>/dev/null) || home_uid=
 # pointed to HERMES_UID/PUID; hinit runs it, and says here why hermes will
 # fail to keep its state, and what does what --user was meant for.
 if ! is_root && [ ! -w "$HERMES_HOME" ]; then
-	say "warning: started with --user $(id -u):$(id -g), which cannot write $HERMES_HOME (owned by $(stat -c %u:%g "$HERMES_HOME")): hermes cannot keep its state; to have the volume's files owned by your uid, start as root (no --user) with -e HERMES_UID=$(id -u) -e HERMES_GID=$(id -g) (or PUID/PGID), or give the volume to $(id -u)"
+	asked=${HERMES_UID:-${PUID:-}}
+	if [ -n "$asked" ]; then # the remap it asked for needs the root start --user took away
+		say "warning: started with --user $(id -u):$(id -g), which cannot write $HERMES_HOME (owned by $(stat -c %u:%g "$HERMES_HOME")): hermes cannot keep its state; drop --user (start as root), and your HERMES_UID/PUID $asked applies"
+	else
+		say "warning: started with --user $(id -u):$(id -g), which cannot write $HERMES_HOME (owned by $(stat -c %u:%g "$HERMES_HOME")): hermes cannot keep its state; to have the volume's files owned by your uid, start as root (no --user) with -e HERMES_UID=$(id -u) -e HERMES_GID=$(id -g) (or PUID/PGID), or give the volume to $(id -u)"
+	fi
 fi
 fix_ownership
 follow_uid

@@ -1062,3 +1062,14 @@ func TestSyncedWhenTheWatcherFails(t *testing.T) {
 		t.Errorf("the watcher's error is not logged: %s", logged.String())
 	}
 }
+
+// TestRegisterOverAnUnsupervisedDir: a register whose dir is in the
+// scandir already, not as a service (refused here; or not read, when the
+// watcher ran out of descriptors), says so. It said "already registered",
+// while hsvc status listed no such service.
+func TestRegisterOverAnUnsupervisedDir(t *testing.T) {
+	f := mt.Start(t, "templates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+	f.Publish("gateway-x", "command: [x]\nrestart: sometimes\n")
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "x", Down: true},
+		control.CodeFailed, "register gateway-x: its dir is in the scandir already, but hinit does not supervise it (not read yet, or refused: see hsvc status and hinit's log)")
+}

@@ -58,6 +58,11 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		slot.StopTimeout, drain = m.gatewayStopTimeout(req)
 		return reconcile.PublishSlot(m.scandir, slot)
 	})
+	if errors.Is(err, reconcile.ErrExists) {
+		// Not a service (checked above): a dir the watcher has not
+		// read yet, or could not (no descriptor left), or refused.
+		return control.Errorf(control.CodeFailed, "register %s: its dir is in the scandir already, but hinit does not supervise it (not read yet, or refused: see hsvc status and hinit's log)", name)
+	}
 	if err != nil {
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}

@@ -152,6 +152,13 @@ func TestUserCannotWriteVolume(t *testing.T) {
 	if r.code != 0 || strings.Count(r.stderr, want) != 1 {
 		t.Errorf("exit %d, want 0 and once %q in:\n%s", r.code, want, r.stderr)
 	}
+	// With HERMES_UID set already, what it lacks is the root start.
+	want = "[hermes-setup] warning: started with --user 1000:1000, which cannot write /opt/data (owned by 10000:10000): " +
+		"hermes cannot keep its state; drop --user (start as root), and your HERMES_UID/PUID 1000 applies\n"
+	r = runOnce(t, []string{"--user", "1000:1000", "-e", "HERMES_UID=1000"}, "true")
+	if r.code != 0 || strings.Count(r.stderr, want) != 1 {
+		t.Errorf("with HERMES_UID=1000: exit %d, want 0 and once %q in:\n%s", r.code, want, r.stderr)
+	}
 	r = runOnce(t, []string{"--user", "10000:10000"}, "true")
 	if r.code != 0 || strings.Contains(r.stderr, "cannot write") {
 		t.Errorf("--user 10000:10000: exit %d, want 0 and no warning:\n%s", r.code, r.stderr)
