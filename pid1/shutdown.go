@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,8 +37,11 @@ func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	h.sweep(deadline)
 	h.cancelSvcs()
 	if running := h.mgr.Wait(ctx); running != nil {
-		h.log.Warn(fmt.Sprintf("not waiting any longer for %s: stuck in a step past the deadline (a hung volume?); what it had still to log may be lost",
-			strings.Join(running, ", ")))
+		why := "stuck in a step past the deadline (a hung volume?)"
+		if missing, _ := missingCaps(); h.root && slices.Contains(missing, "KILL") {
+			why = "processes that hinit, without CAP_KILL, could not kill still hold them"
+		}
+		h.log.Warn(fmt.Sprintf("not waiting any longer for %s: %s; what it had still to log may be lost", strings.Join(running, ", "), why))
 		return
 	}
 	h.log.Info("shutdown complete")
