@@ -36,7 +36,8 @@ type ID struct {
 // identity it had, read back to check, and only then is it unlocked for the
 // runtime to reuse; otherwise the goroutine ends still locked, and the
 // runtime destroys the thread. At most maxSwitched calls run at once, each
-// on a thread of its own; the others wait for their turn. Both matter under
+// on a thread of its own (and maxRootSwitched as root: rootTurns); the
+// others wait for their turn. Both matter under
 // a pids limit, where a thread the runtime cannot create ends hinit ("fatal
 // error: newosproc"): a Do per log rotation destroyed one thread each time,
 // and ten logs rotating at once needed ten threads more. fn must not call
@@ -57,8 +58,12 @@ func Do(id ID, fn func() error) error {
 		Quiet(func() { err = fn() })
 		return err
 	}
-	turns <- struct{}{}
-	defer func() { <-turns }()
+	t := turns
+	if id.UID == 0 {
+		t = rootTurns
+	}
+	t <- struct{}{}
+	defer func() { <-t }()
 	done := make(chan result, 1)
 	go runLocked(id, fn, done)
 	r := <-done
@@ -76,8 +81,18 @@ func Do(id ID, fn func() error) error {
 // makes the next wait for it too, as everything on that volume does.
 const maxSwitched = 4
 
-// turns holds one token per Do call running.
-var turns = make(chan struct{}, maxSwitched)
+// turns holds one token per Do call running as a user other than root;
+// rootTurns those as root with another group (a root service's log of
+// group adm), which the image's user, who can keep every one of the
+// others busy (its own files' work), never holds.
+var (
+	turns     = make(chan struct{}, maxSwitched)
+	rootTurns = make(chan struct{}, maxRootSwitched)
+)
+
+// maxRootSwitched is how many Do calls as root with another group run at
+// once, beside maxSwitched of the others.
+const maxRootSwitched = 2
 
 // result is what fn returned, or the panic it raised.
 type result struct {

@@ -91,7 +91,7 @@ const removeBatch = 256
 var removeBudget = 2 * time.Second
 
 // errStillFilling: the dir was not empty by the end of the budget.
-var errStillFilling = errors.New("still not empty after its time (a tree that deep, or something keeps adding to it): left as it is")
+var errStillFilling = errors.New("not removed within its time (a large tree, or something adding to it): left as it is; removing it again goes on from there")
 
 // flatten empties the dir top, pass after pass, until a pass finds it
 // empty, or removes and moves nothing: the first error then says why. With

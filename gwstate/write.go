@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"hinit/asuser"
+	"hinit/internal/keylock"
 )
 
 // newFileMode is the mode of a state file or marker hinit creates. They
@@ -18,9 +18,17 @@ import (
 // account runs the gateway.
 const newFileMode os.FileMode = 0o644
 
-// setting serializes SetDesired: hsvc requests on one gateway may come at
-// once (a stop and a start from two shells).
-var setting sync.Mutex
+// setting serializes SetDesired by file: hsvc requests on one gateway may
+// come at once (a stop and a start from two shells). Another gateway's
+// never waits: the hermes user, making its own file slow to merge (a
+// large one rewritten in a loop), held root's records of every other
+// gateway behind it, for minutes.
+var setting keylock.Map
+
+// maxWriteSize bounds the state file SetDesired reads and merges: a real
+// one is a few KiB; each merge of a 4 MiB file of tiny keys took PID 1
+// two seconds of CPU, and the hermes user may ask for one after another.
+const maxWriteSize = 256 << 10
 
 // SetDesired records that the gateway should be running or stopped, for
 // `hsvc start/stop/restart`: it sets desired_state and updated_at
@@ -31,16 +39,15 @@ var setting sync.Mutex
 // (RecordName) is written after the file, so a later boot can tell a
 // desired_state the gateway's own rewrite reverted.
 //
-// Calls are serialized (setting): the file and the record of one call
-// must not interleave with another's, or the record of the first written
+// Calls on one file are serialized (setting): the file and the record of
+// one call must not interleave with another's, or the record of the first written
 // would be the last, and the next boot would take the file's desired_state
 // for one the gateway reverted.
 func SetDesired(path, desired string, now time.Time) error {
 	if desired != Running && desired != Stopped {
 		return fmt.Errorf("set desired state of %s: %w: %q", path, ErrInvalid, desired)
 	}
-	setting.Lock()
-	defer setting.Unlock()
+	defer setting.Lock(path)()
 	// The gateway rewrites the file whole whenever its state changes: one
 	// of its writes that landed between the read and the rename would be
 	// undone by the rename. So the file is checked to be the one read just
@@ -71,7 +78,7 @@ const maxMerges = 8
 // asuser.ErrReplaced when the file changed before the rename (and was left
 // as it is).
 func mergeDesired(path, desired string, now time.Time, check bool) (string, error) {
-	data, read, err := readVersion(path, maxSize, nil)
+	data, read, err := readVersion(path, maxWriteSize, nil)
 	mode := read.mode
 	obj := &object{index: map[string]int{}}
 	switch {

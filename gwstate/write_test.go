@@ -102,6 +102,8 @@ func TestSetDesiredRefuses(t *testing.T) {
 		{"trailing data", `{} {}`, false, "running", ErrCorrupt},
 		{"symlink", `{"gateway_state":"running"}`, true, "stopped", ErrSymlink},
 		{"bad desired", `{"gateway_state":"running"}`, false, "draining", ErrInvalid},
+		// Each merge of a 4 MiB file of tiny keys took 2 s of PID 1's CPU.
+		{"too large to merge", `{"gateway_state":"running","pad":"` + strings.Repeat("x", maxWriteSize) + `"}`, false, "stopped", ErrCorrupt},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -339,5 +341,27 @@ func TestSetDesiredAgainstANonStopWriter(t *testing.T) {
 	}
 	if data, ok, _ := readRecord(path, nil); !ok || !strings.Contains(string(data), `"desired_state":"stopped"`) {
 		t.Errorf("hinit's record: %q (%v), want desired_state stopped", data, ok)
+	}
+}
+
+// TestSetDesiredWaitsOnlyForItsFile: a record waits for another on the same
+// file, never for one on another gateway's: the hermes user, making its own
+// file slow to merge and asking again and again, held root's records of
+// every other gateway behind one lock, for minutes.
+func TestSetDesiredWaitsOnlyForItsFile(t *testing.T) {
+	dir := hermesDir(t)
+	held := filepath.Join(dir, "held.json")
+	p := filepath.Join(dir, "gateway_state.json")
+	unlock := setting.Lock(held)
+	defer unlock()
+	done := make(chan error, 1)
+	go func() { done <- asHermes(t, func() error { return SetDesired(p, Stopped, testNow) }) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a record waited for another file's")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"hinit/internal/testprog"
 	"hinit/manager"
 	mt "hinit/manager/managertest"
+	"hinit/supervise"
 )
 
 // Only root's word makes a service essential. A service.yaml the hermes
@@ -118,14 +119,16 @@ func TestRestartFloorOfOthersDefinitions(t *testing.T) {
 	}
 }
 
-// TestRequestsDoNotWaitForAGatewaysRecord: a request for a service that is
-// not a gateway records nothing, and does not wait behind a gateway's
-// request, which may wait for a turn of asuser.Do: the image's user, who
-// can hold all four (a tree it grows under its service dir's removal),
-// held root's hsvc restart of a root service 10 s and more.
-func TestRequestsDoNotWaitForAGatewaysRecord(t *testing.T) {
-	f := mt.Start(t, mt.Env+"services:\n  rootsvc:\n    command: "+mt.Prog("sleep", "inf")+"\n", nil)
-	release := manager.HoldGatewayRequests(f.M)
+// TestRequestsDoNotWaitForAnotherServices: a request for one service does
+// not wait behind a request for another, which may wait for its runner, its
+// record or a turn of asuser.Do: the image's user, who can make all three
+// slow (a tree it grows under its removals), held root's hsvc restart of a
+// root service 10 s and more, behind one lock for every gateway, then one
+// for every other service. A request whose client gave up before its turn
+// is not applied: it landed minutes later.
+func TestRequestsDoNotWaitForAnotherServices(t *testing.T) {
+	f := mt.Start(t, mt.Env+"services:\n  rootsvc:\n    command: "+mt.Prog("sleep", "inf")+"\n  theirs:\n    command: "+mt.Prog("sleep", "inf")+"\n", nil)
+	release := manager.HoldRequest(f.M, "theirs")
 	defer release()
 	answer := make(chan string, 1)
 	go func() {
@@ -153,6 +156,56 @@ func TestRequestsDoNotWaitForAGatewaysRecord(t *testing.T) {
 			t.Fatalf("hsvc restart rootsvc: %s", a)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("hsvc restart of a service that is not a gateway waited behind a gateway's request")
+		t.Fatal("hsvc restart rootsvc waited behind a request for another service")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	applied := false
+	if err := manager.ApplyDesiredCtx(ctx, f.M, "rootsvc", control.VerbStop, func(*supervise.Service) error { applied = true; return nil }); err == nil || applied {
+		t.Errorf("a request given up before its turn: %v, applied %v; want an error and not applied", err, applied)
+	}
+}
+
+// TestRemovalsAsTheUserOneAtATime: the user's scandir dirs are removed one
+// at a time: each removal may hold a turn of asuser.Do for its budget (a
+// tree its owner grows under it), and the user, asking for many, held
+// every turn, and with them the starts of its own services that root's
+// requests and the shutdown waited for.
+func TestRemovalsAsTheUserOneAtATime(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the dirs must be owned by another user")
+	}
+	f := mt.Start(t, mt.Env, nil)
+	for _, n := range []string{"a", "b"} {
+		f.Publish(n, "command: "+mt.Prog("sleep", "inf")+"\n")
+		for _, p := range []string{filepath.Join(f.Scandir, n), filepath.Join(f.Scandir, n, "service.yaml")} {
+			if err := os.Lchown(p, 10000, 10000); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	most, release, restore := manager.CountRemovals()
+	defer restore()
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	for _, n := range []string{"a", "b"} {
+		f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{n}}, 0, "")
+	}
+	testprog.WaitFor(t, 10*time.Second, "a removal under way", func() bool { return most() >= 1 })
+	time.Sleep(200 * time.Millisecond) // room for a second one to begin, were it let
+	if m := most(); m != 1 {
+		t.Errorf("%d removals as the user at once, want 1", m)
+	}
+	release()
+	released = true
+	for _, n := range []string{"a", "b"} {
+		testprog.WaitFor(t, 10*time.Second, n+" removed", func() bool {
+			_, err := os.Lstat(filepath.Join(f.Scandir, n))
+			return os.IsNotExist(err)
+		})
 	}
 }

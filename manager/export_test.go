@@ -65,18 +65,20 @@ func CountLeaveWaits() (count func(name string) int, restore func()) {
 		}
 }
 
-// HoldDesired holds the lock a gateway request holds while it records and
-// applies, as one under way does, until release.
-func HoldDesired(m *Manager) (release func()) {
-	m.desiredMu.Lock()
-	return m.desiredMu.Unlock
-}
+// HoldRequest holds the request lock of the service name, as a request
+// under way does, until release.
+func HoldRequest(m *Manager, name string) (release func()) { return m.lockRequest(name) }
 
 // ApplyDesired is applyDesired with the request's apply replaced by apply,
 // for a test to apply a request as a moment of the service's life does.
 func ApplyDesired(m *Manager, name, verb string, apply func(s *supervise.Service) error) error {
+	return ApplyDesiredCtx(context.Background(), m, name, verb, apply)
+}
+
+// ApplyDesiredCtx is ApplyDesired for a request whose context is ctx.
+func ApplyDesiredCtx(ctx context.Context, m *Manager, name, verb string, apply func(s *supervise.Service) error) error {
 	s := m.group.Get(name)
-	_, err := m.applyDesired(s, verb, false, func() error { return apply(s) })
+	_, err := m.applyDesired(ctx, s, verb, false, func() error { return apply(s) })
 	return err
 }
 
@@ -91,10 +93,28 @@ func StartStop(m *Manager, req *control.Request, svcs ...*supervise.Service) *co
 func Service(m *Manager, name string) *supervise.Service { return m.group.Get(name) }
 func Forget(m *Manager, name string)                     { m.group.Remove(name, true) }
 
-// HoldGatewayRequests holds the lock a gateway's request takes to record
-// and apply (desiredMu), as one waiting for a turn of asuser.Do does, until
-// release.
-func HoldGatewayRequests(m *Manager) (release func()) {
-	m.desiredMu.Lock()
-	return m.desiredMu.Unlock
+// CountRemovals makes every removal of a scandir dir wait for release, and
+// counts how many wait at once at most, until restore.
+func CountRemovals() (most func() int, release, restore func()) {
+	var mu sync.Mutex
+	now, top := 0, 0
+	gate := make(chan struct{})
+	removeAll = func(d *os.File, name string) error {
+		mu.Lock()
+		now++
+		top = max(top, now)
+		mu.Unlock()
+		<-gate
+		mu.Lock()
+		now--
+		mu.Unlock()
+		return asuser.RemoveAllAt(d, name)
+	}
+	return func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return top
+		}, func() { close(gate) }, func() {
+			removeAll = asuser.RemoveAllAt
+		}
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,9 +88,14 @@ func (g gateways) home() (h gwstate.Home) {
 // since its caller looked it up.
 var errUnregistered = errors.New("unregistered meanwhile")
 
+// errGivenUp is applyDesired's answer for a request whose client left
+// before its turn came.
+var errGivenUp = errors.New("not applied: its client gave up waiting")
+
 // applyDesired records what verb asks of s (recordDesired) and applies it,
-// under one lock (requestMu) with every other record and with unregister's
-// removal of s from the group (which it does in its apply): a start racing an
+// under s's request lock (lockRequest), with every other record of s and
+// with unregister's removal of s from the group (which it does in its
+// apply): a start racing an
 // unregister neither records "running" for a gateway gone nor applies to
 // it. The request is applied even when it could not be recorded:
 // unrecorded says why, for the caller to tell. Once the container's
@@ -98,10 +104,13 @@ var errUnregistered = errors.New("unregistered meanwhile")
 // A stop whose signal could not be sent (no CAP_KILL) leaves the gateway
 // as it was, and puts back what the next boot would have done before it
 // (keptRunning), so that the next boot does not do what never happened.
-func (m *Manager) applyDesired(s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
-	mu := m.requestMu(s)
-	mu.Lock()
-	defer mu.Unlock()
+func (m *Manager) applyDesired(ctx context.Context, s *supervise.Service, verb string, once bool, apply func() error) (unrecorded, err error) {
+	defer m.lockRequest(s.Name())()
+	if ctx.Err() != nil {
+		// Its client gave up waiting ("hinit did not answer in time"):
+		// applied now, it would land later, unasked.
+		return nil, errGivenUp
+	}
 	if m.group.Get(s.Name()) != s {
 		return nil, errUnregistered
 	}

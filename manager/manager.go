@@ -22,6 +22,7 @@ import (
 	"hinit/cgroup"
 	"hinit/config"
 	"hinit/control"
+	"hinit/internal/keylock"
 	"hinit/scandir"
 	"hinit/supervise"
 )
@@ -71,32 +72,37 @@ type Manager struct {
 	gw       gateways
 	mux      *control.Mux
 	stopping atomic.Bool // the container's shutdown has begun
-	// desiredMu holds a gateway's desired state record and the request
-	// it records together (applyDesired): two requests at once leave the
-	// record and the service agreeing. plainMu is the same for every
-	// other service, which records nothing (requestMu).
-	desiredMu sync.Mutex
-	plainMu   sync.Mutex
+	// requests holds one service's desired state record (a gateway's)
+	// and the request it records together (applyDesired): two requests at
+	// once leave the record and the service agreeing. It is by service
+	// name: a request never waits behind another service's, which may wait
+	// for its runner, its record's fsyncs or a turn of asuser.Do, all of
+	// which the image's user can make slow (root's hsvc restart of a root
+	// service waited behind the hermes user's requests, 10 s and more).
+	// Each such request holds underWay for reading, for the shutdown to
+	// wait for those let through before Stopping (awaitRequest).
+	requests keylock.Map
+	underWay sync.RWMutex
+	removing chan struct{} // a token while a scandir dir is removed as the user (removeSlot)
 }
 
-// requestMu is the lock applyDesired holds for s: desiredMu for a gateway,
-// plainMu for every other service, so that a request for one never waits
-// behind a gateway's record. A record waits for a turn of asuser.Do, and
-// the image's user may hold all four (its own tree growing under a
-// removal): root's hsvc restart of a root service waited behind it, 10 s
-// and more.
-func (m *Manager) requestMu(s *supervise.Service) *sync.Mutex {
-	if _, gateway := m.statePath(s.Status()); gateway {
-		return &m.desiredMu
+// lockRequest takes the request lock of the service name and a share of
+// underWay, and returns the function that gives both back.
+func (m *Manager) lockRequest(name string) (unlock func()) {
+	m.underWay.RLock()
+	unlockName := m.requests.Lock(name)
+	return func() {
+		unlockName()
+		m.underWay.RUnlock()
 	}
-	return &m.plainMu
 }
 
 // New returns a Manager whose services live until ctx ends. It starts
 // nothing: Reconcile, StartStatic and WatchScandir do.
 func New(ctx context.Context, o Options) *Manager {
 	m := &Manager{cfg: o.Config, scandir: o.Scandir, user: o.User, environ: o.Environ,
-		shutdown: o.RequestShutdown, log: o.Log, checkGrace: o.CheckGrace, shutdownTimeout: o.ShutdownTimeout}
+		shutdown: o.RequestShutdown, log: o.Log, checkGrace: o.CheckGrace, shutdownTimeout: o.ShutdownTimeout,
+		removing: make(chan struct{}, 1)}
 	m.gw = newGateways(o.Config, m.environ)
 	m.dyn = newDynamic(m)
 	m.group = supervise.NewGroup(ctx, &supervise.Deps{
@@ -149,7 +155,7 @@ func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 	m.group.Shutdown(ctx, deadline)
 }
 
-// awaitRequest waits, in the shutdown's own goroutine, for a gateway
+// awaitRequest waits, in the shutdown's own goroutine, for a service
 // request applyDesired let through before Stopping, so that a start it
 // applies comes before the services are stopped. Its record takes fsyncs
 // and its request the runner's answer: milliseconds, a second on a busy
@@ -159,24 +165,18 @@ func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 // request that gets through later starts nothing: the stopped services
 // refuse it.
 func (m *Manager) awaitRequest(deadline time.Time) {
-	if m.desiredMu.TryLock() {
-		if m.plainMu.TryLock() {
-			// None under way: the usual case, and one a shutdown
-			// that begins at its deadline (a bare main that
-			// outlived it) must not see lost to a timer of zero.
-			m.plainMu.Unlock()
-			m.desiredMu.Unlock()
-			return
-		}
-		m.desiredMu.Unlock()
+	if m.underWay.TryLock() {
+		// None under way: the usual case, and one a shutdown that
+		// begins at its deadline (a bare main that outlived it) must
+		// not see lost to a timer of zero.
+		m.underWay.Unlock()
+		return
 	}
 	done := make(chan struct{})
 	go func() {
-		for _, mu := range []*sync.Mutex{&m.desiredMu, &m.plainMu} {
-			mu.Lock()
-			//lint:ignore SA2001 the wait for the holder is the point
-			mu.Unlock()
-		}
+		m.underWay.Lock()
+		//lint:ignore SA2001 the wait for the holders is the point
+		m.underWay.Unlock()
 		close(done)
 	}()
 	t := time.NewTimer(min(maxRequestWait, time.Until(deadline)/4))
@@ -184,7 +184,7 @@ func (m *Manager) awaitRequest(deadline time.Time) {
 	select {
 	case <-done:
 	case <-t.C:
-		m.log.Warn("shutdown: a gateway request is still under way (a slow or hung volume?); stopping the services anyway")
+		m.log.Warn("shutdown: a service request is still under way (a slow or hung volume?); stopping the services anyway")
 	}
 }
 
@@ -195,7 +195,7 @@ const maxRequestWait = time.Second
 // Stopping tells the manager the container's shutdown has begun, before
 // Shutdown is called: hsvc check fails from then on, and a start or
 // restart is refused before it records anything (applyDesired reads the
-// flag under desiredMu; Shutdown waits for one already let through). It
+// flag under its locks; Shutdown waits for one already let through). It
 // returns at once: PID 1's loop calls it, and must not wait for a gateway
 // request under way.
 func (m *Manager) Stopping() {

@@ -720,7 +720,7 @@ func failStop(t *testing.T, f *mt.Fixture, meanwhile func(pid int, s *supervise.
 // PID 1 forwarded no signal meanwhile. Shutdown waits for it instead.
 func TestStoppingDoesNotWaitForARequest(t *testing.T) {
 	f := mt.Start(t, mt.Env+"services:\n  d:\n    command: [sleep, inf]\n", nil)
-	release := manager.HoldDesired(f.M)
+	release := manager.HoldRequest(f.M, "d")
 	stopping := make(chan struct{})
 	go func() { f.M.Stopping(); close(stopping) }()
 	select {
@@ -751,7 +751,7 @@ func TestStoppingDoesNotWaitForARequest(t *testing.T) {
 func TestShutdownDoesNotWaitPastDeadline(t *testing.T) {
 	// d takes 0.2 s to end at its TERM.
 	f := mt.Start(t, mt.Env+"services:\n  d:\n    command: [sh, -c, 'trap \"sleep 0.2; exit 7\" TERM; while :; do sleep 1 & wait $!; done']\n    stop: {timeout: 30s}\n", nil)
-	release := manager.HoldDesired(f.M)
+	release := manager.HoldRequest(f.M, "d")
 	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -85,13 +85,12 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	if s := m.group.Get(name); s != nil && !req.Down {
 		// A start: hermes' gateway start of a profile without a slot,
 		// unless a stop came first.
-		mu := m.requestMu(s)
-		mu.Lock()
+		unlock := m.lockRequest(name)
 		var rec error
 		if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
 			rec = m.recordDesired(s, control.VerbStart, false)
 		}
-		mu.Unlock()
+		unlock()
 		if rec != nil {
 			return unrecordedAnswer("register", []string{name + ": " + rec.Error()})
 		}
@@ -131,7 +130,7 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 	if st.Source == config.SourceStatic {
 		return control.Errorf(control.CodeFailed, "%s is a static service of hinit.yaml; stop it instead (hsvc stop %s)", st.Name, st.Name)
 	}
-	rec, err := m.applyDesired(s, control.VerbStop, false, func() error {
+	rec, err := m.applyDesired(ctx, s, control.VerbStop, false, func() error {
 		if err := s.Stop(true); err != nil {
 			return err
 		}
@@ -271,6 +270,11 @@ func (m *Manager) removeSlot(name string, root bool) error {
 	if st.Uid == 0 && root {
 		return remove()
 	}
+	// One removal as the user at a time: each may hold a turn of
+	// asuser.Do for its whole budget (a tree its owner grows under it),
+	// and the user may ask for any number, which took every turn.
+	m.removing <- struct{}{}
+	defer func() { <-m.removing }()
 	return m.asUser(remove)
 }
 

@@ -29,7 +29,7 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 	code := control.CodeNoService
 	applied := svcs[:0:0]
 	for _, s := range svcs {
-		rec, err := m.applyDesired(s, req.Verb, req.Once, func() error {
+		rec, err := m.applyDesired(ctx, s, req.Verb, req.Once, func() error {
 			switch req.Verb {
 			case control.VerbStart:
 				if req.Once {
