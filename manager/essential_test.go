@@ -202,10 +202,14 @@ func TestRemovalsAsTheUserOneAtATime(t *testing.T) {
 	}
 	release()
 	released = true
+	// Over once the unregisters under way answer a wait (through the
+	// socket: no removal reads removeAll after restore).
 	for _, n := range []string{"a", "b"} {
-		testprog.WaitFor(t, 10*time.Second, n+" removed", func() bool {
-			_, err := os.Lstat(filepath.Join(f.Scandir, n))
-			return os.IsNotExist(err)
-		})
+		if resp := f.Do(control.Request{Verb: control.VerbUnregister, Names: []string{n}, Wait: "10s"}); !resp.OK && resp.Code != control.CodeNoService {
+			t.Errorf("unregister %s --wait: %d %q", n, resp.Code, resp.Error)
+		}
+		if _, err := os.Lstat(filepath.Join(f.Scandir, n)); !os.IsNotExist(err) {
+			t.Errorf("%s not removed: %v", n, err)
+		}
 	}
 }
