@@ -162,6 +162,8 @@ func TestRestartSendsTheStopSignal(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{"yml": "INT\n", "s6": "HUP\n"} {
+		// hsvc wait does not wait for a name the watcher has not read yet.
+		testprog.WaitFor(t, 10*time.Second, name+" picked up", func() bool { _, err := run("hsvc", "status", name); return err == nil })
 		if out, err := run("hsvc", "wait", name, "--up", "--timeout", "10s"); err != nil {
 			t.Fatalf("%s never up: %v %s", name, err, out)
 		}
@@ -465,14 +467,6 @@ func TestSvcUnrecordedDesiredState(t *testing.T) {
 // the environment its clients need.
 func startHinit(t *testing.T, bin, work, yaml string) (scan string, env []string) {
 	t.Helper()
-	scan, env, _, _ = startHinitProc(t, bin, work, yaml)
-	return scan, env
-}
-
-// startHinitProc is startHinit that also returns hinit's process and a
-// channel closed once it has been waited for.
-func startHinitProc(t *testing.T, bin, work, yaml string) (scan string, env []string, sup *exec.Cmd, exited <-chan struct{}) {
-	t.Helper()
 	scan = filepath.Join(work, "scan")
 	cfg := filepath.Join(work, "hinit.yaml")
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
@@ -480,15 +474,15 @@ func startHinitProc(t *testing.T, bin, work, yaml string) (scan string, env []st
 	}
 	env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "HINIT_CONFIG="+cfg,
 		"HINIT_RUNTIME_DIR="+filepath.Join(work, "rt"), "HINIT_SCANDIR="+scan)
-	sup = exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
+	sup := exec.Command(filepath.Join(bin, "hinit"), "sleep", "1000")
 	sup.Env = env
 	if err := sup.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { sup.Wait(); close(done) }()
-	t.Cleanup(func() { stopHinit(sup, done) })
-	return scan, env, sup, done
+	exited := make(chan struct{})
+	go func() { sup.Wait(); close(exited) }()
+	t.Cleanup(func() { stopHinit(sup, exited) })
+	return scan, env
 }
 
 // stopHinit ends a test's hinit as docker stop would, so that it stops its
@@ -501,41 +495,5 @@ func stopHinit(sup *exec.Cmd, exited <-chan struct{}) {
 	case <-time.After(10 * time.Second):
 		sup.Process.Kill()
 		<-exited
-	}
-}
-
-// TestSvwaitAnsweredAtShutdown: a patient s6-svwait for a service that
-// stays down ends with the shutdown, and is told so; it was told "service
-// was removed".
-func TestSvwaitAnsweredAtShutdown(t *testing.T) {
-	bin := buildCommands(t)
-	work := t.TempDir()
-	scan, env, sup, exited := startHinitProc(t, bin, work,
-		"compat: s6-overlay\nservices:\n  dashboard: {command: [sleep, \"1000\"], enabled: false}\n")
-	rt := filepath.Join(work, "rt")
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		status := exec.Command(filepath.Join(bin, "hsvc"), "status")
-		status.Env = env
-		if out, err := status.CombinedOutput(); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("hsvc status: %v %s", err, out)
-		}
-	}
-	testprog.WaitFor(t, 10*time.Second, "no connection to hinit", func() bool { return testprog.Accepted(t, rt) == 0 })
-	var out strings.Builder
-	wait := exec.Command(filepath.Join(bin, "s6-svwait"), "-u", filepath.Join(scan, "dashboard"))
-	wait.Env = env
-	wait.Stdout, wait.Stderr = &out, &out
-	if err := wait.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Accepted: its request is hinit's to answer now.
-	testprog.WaitFor(t, 10*time.Second, "s6-svwait's connection", func() bool { return testprog.Accepted(t, rt) == 1 })
-	sup.Process.Signal(syscall.SIGTERM)
-	<-exited
-	wait.Wait()
-	if code := wait.ProcessState.ExitCode(); code != exitFalse || !strings.Contains(out.String(), "the container is shutting down") {
-		t.Fatalf("s6-svwait -u while hinit exits: exit %d, %q; want %d and hinit's answer", code, out.String(), exitFalse)
 	}
 }
