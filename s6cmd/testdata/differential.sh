@@ -98,6 +98,11 @@ echo "finish arguments after exit 78: $(cat "$state/finish.args")" # s6 2.11: co
 echo sleep >"$state/mode"
 step "svc -wu -u" s6-svc -wu -T 5000 -u "$svc"
 step "svc -O" s6-svc -O "$svc"
+# s6-svc returns before s6-supervise has read the FIFO: wait for the want.
+i=0
+while [ "$(s6-svstat -o up,wantedup "$svc")" != "true false" ] && [ $i -lt 500 ]; do
+	sleep 0.01; i=$((i + 1))
+done
 stat "after -O"
 kill -TERM "$(s6-svstat -p "$svc")"
 until_stat "false" up
