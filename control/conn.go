@@ -70,7 +70,14 @@ func (s *Server) serve(ctx context.Context, conn *Conn, br *bufio.Reader, eof bo
 	defer cancel()
 	if !eof {
 		hungUp := make(chan struct{})
-		go func() { br.ReadByte(); cancel(); close(hungUp) }()
+		go func() {
+			// A peer that only shut down its writes still reads its
+			// answer: a short request of it stays asked for.
+			if _, err := br.ReadByte(); !errors.Is(err, io.EOF) || conn.peerGone() {
+				cancel()
+			}
+			close(hungUp)
+		}()
 		defer func() { <-hungUp }() // runs after SetReadDeadline has unblocked ReadByte
 		defer conn.SetReadDeadline(time.Unix(1, 0))
 	}

@@ -34,9 +34,11 @@ import "time"
 //	  ◀────────────── {"v":1,"ok":true,...}\n  one response line, then close
 //
 // One request per connection. The client keeps its side open and sends
-// nothing more until it has read the response: for long verbs (wait,
-// --wait) the server treats the peer closing its connection (or sending
-// more) as "nobody is waiting any more" and cancels the handler's context. A
+// nothing more until it has read the response: the server treats the peer
+// closing its connection (or sending more) as "nobody is waiting any more"
+// and cancels the handler's context: a wait ends, a start or stop not yet
+// applied is not. A peer that only shuts down its writes after the request
+// (shutdown(SHUT_WR), `nc -N`) still reads: that is no hang-up. A
 // request line that ends at EOF without a newline is served when it is short;
 // a long one is refused (CodeUsage): its hang-up could not be seen, and it
 // would hold its slot after its client had gone.

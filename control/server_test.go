@@ -450,3 +450,34 @@ func TestAcceptFailureWarnsOnce(t *testing.T) {
 		t.Errorf("%d warnings, delay %v after 5 failures; want 1, 80ms:\n%s", n, delay, logged.String())
 	}
 }
+
+// TestHalfCloseIsNoHangUp: a client that shuts down its writes after its
+// request line (nc -N, socat) still reads the answer: its request is not
+// cancelled. A full hang-up is (TestHangUpCancelsWait).
+func TestHalfCloseIsNoHangUp(t *testing.T) {
+	h := HandlerFunc(func(ctx context.Context, c Caller, req *Request) *Response {
+		select {
+		case <-ctx.Done():
+			return Errorf(CodeFailed, "cancelled")
+		case <-time.After(300 * time.Millisecond): // a hang-up would come well before
+			return OK()
+		}
+	})
+	path := startServer(t, "", h, nil)
+	conn, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Write([]byte(`{"v":1,"verb":"start","names":["a"]}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.(*net.UnixConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := readResponse(conn)
+	if err != nil || !resp.OK {
+		t.Fatalf("a half-closed client got %+v, %v; want its request served", resp, err)
+	}
+}

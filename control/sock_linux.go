@@ -219,3 +219,19 @@ func dialUnix(path string, timeout time.Duration) (*Conn, error) {
 	}
 	return newConn(fd, path), nil
 }
+
+// peerGone reports whether the peer has closed its end for good, as
+// opposed to only shutting down its writes (shutdown(SHUT_WR), a
+// `nc -N`), after which it still reads the answer: poll(2) says POLLHUP
+// only for the first.
+func (c *Conn) peerGone() bool {
+	gone := true // when it cannot be told: as before, a hang-up
+	c.sockopt(func(fd int) error {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
+		if n, err := unix.Poll(p, 0); err == nil && n == 1 {
+			gone = p[0].Revents&(unix.POLLHUP|unix.POLLERR) != 0
+		}
+		return nil
+	})
+	return gone
+}
