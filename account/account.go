@@ -11,6 +11,7 @@
 package account
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,6 +52,16 @@ func Do(a *Account, fn func() error) error {
 		return err
 	}
 	return asuser.Do(a.ID(), fn)
+}
+
+// DoCtx is Do for a caller that may give up (asuser.DoCtx).
+func DoCtx(ctx context.Context, a *Account, fn func() error) error {
+	if a == nil {
+		var err error
+		asuser.Quiet(func() { err = fn() })
+		return err
+	}
+	return asuser.DoCtx(ctx, a.ID(), fn)
 }
 
 // ErrUnknown is returned for a user name that /etc/passwd does not know.

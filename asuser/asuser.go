@@ -13,6 +13,7 @@
 package asuser
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -52,7 +53,12 @@ type ID struct {
 // group (a root service's log): fn runs quiet too, and takes no turn, so
 // that the image's user, who may keep all four busy (a tree it grows under
 // a removal, a file of a hung volume), never holds root's own work.
-func Do(id ID, fn func() error) error {
+func Do(id ID, fn func() error) error { return DoCtx(context.Background(), id, fn) }
+
+// DoCtx is Do for a caller that may give up: when ctx ends before fn's
+// turn comes, fn is not run and ctx's error is returned (a request whose
+// client left must not be done later, unasked).
+func DoCtx(ctx context.Context, id ID, fn func() error) error {
 	if unix.Geteuid() != 0 || id.UID == 0 && id.GID == unix.Getegid() {
 		var err error
 		Quiet(func() { err = fn() })
@@ -62,7 +68,11 @@ func Do(id ID, fn func() error) error {
 	if id.UID == 0 {
 		t = rootTurns
 	}
-	t <- struct{}{}
+	select {
+	case t <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	defer func() { <-t }()
 	done := make(chan result, 1)
 	go runLocked(id, fn, done)

@@ -1,6 +1,7 @@
 package asuser
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -290,6 +291,30 @@ func TestDoRootTakesNoTurn(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("a call as %+v waited for a turn the image's user held", id)
 		}
+	}
+}
+
+// TestDoCtxGivesUp: a call whose context ends while it waits for its turn
+// is not run later: a request whose client gave up (hsvc's 10 s) was
+// recorded and applied minutes after, once the turns were free.
+func TestDoCtxGivesUp(t *testing.T) {
+	requireRoot(t)
+	var running atomic.Int32
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	defer wg.Wait()
+	defer close(release)
+	for range maxSwitched {
+		wg.Go(func() {
+			Do(alice, func() error { running.Add(1); <-release; return nil })
+		})
+	}
+	testprog.WaitFor(t, 5*time.Second, "every turn taken", func() bool { return running.Load() == maxSwitched })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	ran := false
+	if err := DoCtx(ctx, bob, func() error { ran = true; return nil }); !errors.Is(err, context.DeadlineExceeded) || ran {
+		t.Errorf("DoCtx past its context: %v, ran %v; want %v and not run", err, ran, context.DeadlineExceeded)
 	}
 }
 

@@ -213,3 +213,54 @@ func TestRemovalsAsTheUserOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistersOfAUserOneAtATime: another user's registers publish one at a
+// time: each parses its profile's config.yaml in a turn of asuser.Do, as
+// slow as that user makes it, and sixteen at once (a file planted at the
+// name failing each at once, to be asked again) held every turn, and
+// root's records of gateways with them, 10 s and more. Root's own register
+// does not wait for them.
+func TestRegistersOfAUserOneAtATime(t *testing.T) {
+	asMember := func(h control.Handler) control.Handler {
+		return control.HandlerFunc(func(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
+			if req.Instance != "root" {
+				c.Root, c.Member, c.UID = false, true, 10000
+			}
+			return h.Handle(ctx, c, req)
+		})
+	}
+	f := mt.Start(t, "templates:\n  gateway:\n    command: "+mt.Prog("sleep", "inf")+"\n    "+mt.Env, asMember)
+	most, release, restore := manager.CountPublishes()
+	defer restore()
+	answers := make(chan *control.Response, 3)
+	for _, n := range []string{"a", "b", "root"} {
+		go func() {
+			cl, err := control.Dial(f.Sock)
+			if err != nil {
+				answers <- control.Errorf(control.CodeFailed, "%v", err)
+				return
+			}
+			defer cl.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			resp, err := cl.Do(ctx, &control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: n, Down: true})
+			if err != nil {
+				resp = control.Errorf(control.CodeFailed, "%v", err)
+			}
+			answers <- resp
+		}()
+	}
+	// root's and one of the user's are held in their publish together,
+	// never two of the user's.
+	testprog.WaitFor(t, 10*time.Second, "two publishes under way", func() bool { return most() >= 2 })
+	time.Sleep(200 * time.Millisecond) // room for a third one to begin, were it let
+	if m := most(); m != 2 {
+		t.Errorf("%d publishes at once, want 2 (root's, and one of the user's)", m)
+	}
+	release()
+	for range 3 {
+		if resp := <-answers; !resp.OK {
+			t.Errorf("register: %d %q", resp.Code, resp.Error)
+		}
+	}
+}

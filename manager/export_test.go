@@ -7,6 +7,7 @@ import (
 
 	"hinit/asuser"
 	"hinit/control"
+	"hinit/reconcile"
 	"hinit/scandir"
 	"hinit/supervise"
 )
@@ -116,5 +117,31 @@ func CountRemovals() (most func() int, release, restore func()) {
 			return top
 		}, func() { close(gate) }, func() {
 			removeAll = asuser.RemoveAllAt
+		}
+}
+
+// CountPublishes makes every register's publish wait for release, and
+// counts how many wait at once at most, until restore.
+func CountPublishes() (most func() int, release, restore func()) {
+	var mu sync.Mutex
+	now, top := 0, 0
+	gate := make(chan struct{})
+	publishSlot = func(scandir string, slot reconcile.Slot) error {
+		mu.Lock()
+		now++
+		top = max(top, now)
+		mu.Unlock()
+		<-gate
+		mu.Lock()
+		now--
+		mu.Unlock()
+		return reconcile.PublishSlot(scandir, slot)
+	}
+	return func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return top
+		}, func() { close(gate) }, func() {
+			publishSlot = reconcile.PublishSlot
 		}
 }

@@ -119,11 +119,14 @@ func (m *Manager) applyDesired(ctx context.Context, s *supervise.Service, verb s
 	}
 	var before string // a stop's: what the next boot would have done
 	if verb == control.VerbStop && !once {
-		before = m.bootIntent(s)
+		before = m.bootIntent(ctx, s)
 	}
-	unrecorded = m.recordDesired(s, verb, once)
+	unrecorded = m.recordDesired(ctx, s, verb, once)
+	if ctx.Err() != nil && unrecorded != nil {
+		return nil, errGivenUp // nothing recorded: nothing applied either
+	}
 	if err = apply(); err != nil && unrecorded == nil && verb == control.VerbStop && keptRunning(before, s.Status()) {
-		unrecorded = m.recordDesired(s, control.VerbStart, once)
+		unrecorded = m.recordDesired(context.Background(), s, control.VerbStart, once) // what was recorded must be put back
 	}
 	return unrecorded, err
 }
@@ -148,13 +151,13 @@ func keptRunning(before string, st supervise.Status) bool {
 // bootIntent is what the next boot would do with gateway s, read as the
 // image's user: gwstate.Running, gwstate.Stopped, or "" when s is no
 // gateway or nothing readable says.
-func (m *Manager) bootIntent(s *supervise.Service) string {
+func (m *Manager) bootIntent(ctx context.Context, s *supervise.Service) string {
 	path, ok := m.statePath(s.Status())
 	if !ok {
 		return ""
 	}
 	var state string
-	m.asUser(func() error {
+	m.asUserCtx(ctx, func() error {
 		state, _ = gwstate.ReadDesired(path)
 		return nil
 	})
@@ -182,7 +185,7 @@ func (m *Manager) statePath(st supervise.Status) (string, bool) {
 // shutdown writes nothing: a running gateway stays "running" for the next
 // boot. The error, when the wish could not be written, is the caller's to
 // report: the next boot would undo the request.
-func (m *Manager) recordDesired(s *supervise.Service, verb string, once bool) error {
+func (m *Manager) recordDesired(ctx context.Context, s *supervise.Service, verb string, once bool) error {
 	st := s.Status()
 	path, ok := m.statePath(st)
 	if !ok || once || verb == control.VerbOnce {
@@ -192,7 +195,7 @@ func (m *Manager) recordDesired(s *supervise.Service, verb string, once bool) er
 	if verb == control.VerbStop {
 		desired = gwstate.Stopped
 	}
-	err := m.asUser(func() error { return gwstate.SetDesired(path, desired, time.Now()) })
+	err := m.asUserCtx(ctx, func() error { return gwstate.SetDesired(path, desired, time.Now()) })
 	if errors.Is(err, fs.ErrNotExist) {
 		// No profile dir (hermes profile delete removed it first): no
 		// boot will start a gateway for it, there is nothing to keep.

@@ -81,9 +81,10 @@ type Manager struct {
 	// service waited behind the hermes user's requests, 10 s and more).
 	// Each such request holds underWay for reading, for the shutdown to
 	// wait for those let through before Stopping (awaitRequest).
-	requests keylock.Map
-	underWay sync.RWMutex
-	removing chan struct{} // a token while a scandir dir is removed as the user (removeSlot)
+	requests    keylock.Map
+	underWay    sync.RWMutex
+	removing    chan struct{} // a token while a scandir dir is removed as the user (removeSlot)
+	registering chan struct{} // a token while another user's register publishes (register)
 }
 
 // lockRequest takes the request lock of the service name and a share of
@@ -102,7 +103,7 @@ func (m *Manager) lockRequest(name string) (unlock func()) {
 func New(ctx context.Context, o Options) *Manager {
 	m := &Manager{cfg: o.Config, scandir: o.Scandir, user: o.User, environ: o.Environ,
 		shutdown: o.RequestShutdown, log: o.Log, checkGrace: o.CheckGrace, shutdownTimeout: o.ShutdownTimeout,
-		removing: make(chan struct{}, 1)}
+		removing: make(chan struct{}, 1), registering: make(chan struct{}, 1)}
 	m.gw = newGateways(o.Config, m.environ)
 	m.dyn = newDynamic(m)
 	m.group = supervise.NewGroup(ctx, &supervise.Deps{
@@ -212,6 +213,12 @@ func (m *Manager) Wait(ctx context.Context) (running []string) {
 
 // asUser runs fn with the file rights of the image's user (account.Do).
 func (m *Manager) asUser(fn func() error) error { return account.Do(m.user, fn) }
+
+// asUserCtx is asUser for a request, whose client may give up before fn's
+// turn comes (account.DoCtx).
+func (m *Manager) asUserCtx(ctx context.Context, fn func() error) error {
+	return account.DoCtx(ctx, m.user, fn)
+}
 
 // configName names hinit.yaml in messages.
 func (m *Manager) configName() string {

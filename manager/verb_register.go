@@ -24,7 +24,7 @@ import (
 // supervises it, or notes why it does not (a definition that does not
 // render, services_max reached): that reason is the answer. When the
 // scandir is known to be full it publishes nothing.
-func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.Request) *control.Response {
+func (m *Manager) register(ctx context.Context, c control.Caller, req *control.Request) *control.Response {
 	if m.scandir == "" {
 		return control.Errorf(control.CodeFailed, "dynamic services are off (no writable scandir); see hinit's log")
 	}
@@ -54,10 +54,25 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 	noted, _ := m.dyn.noteWatch() // a note set after this is about the dir published here
 	slot := reconcile.Slot{Template: req.Template, Instance: req.Instance, Down: req.Down, Env: req.Env}
 	var drain time.Duration
-	err := m.asUser(func() error {
+	// One register of another user's at a time: each reads and parses its
+	// profile's config.yaml in a turn of asuser.Do, as slow as that user
+	// makes it, and the user may ask for any number (a file planted at
+	// the name fails each at once, to be asked again), which took every
+	// turn, root's records of gateways waiting behind them.
+	if !c.Root {
+		select {
+		case m.registering <- struct{}{}:
+		case <-ctx.Done():
+			return control.Errorf(control.CodeFailed, "register %s: %v", name, ctx.Err())
+		}
+	}
+	err := m.asUserCtx(ctx, func() error {
 		slot.StopTimeout, drain = m.gatewayStopTimeout(req)
-		return reconcile.PublishSlot(m.scandir, slot)
+		return publishSlot(m.scandir, slot)
 	})
+	if !c.Root {
+		<-m.registering
+	}
 	if errors.Is(err, reconcile.ErrExists) {
 		// Not a service (checked above): a dir the watcher has not
 		// read yet, or could not (no descriptor left), or refused.
@@ -88,7 +103,7 @@ func (m *Manager) register(ctx context.Context, _ control.Caller, req *control.R
 		unlock := m.lockRequest(name)
 		var rec error
 		if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
-			rec = m.recordDesired(s, control.VerbStart, false)
+			rec = m.recordDesired(ctx, s, control.VerbStart, false)
 		}
 		unlock()
 		if rec != nil {
@@ -233,6 +248,10 @@ func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Respo
 	}
 	return control.OK()
 }
+
+// publishSlot publishes a registered slot (reconcile.PublishSlot); a test
+// holds it.
+var publishSlot = reconcile.PublishSlot
 
 // removeAll removes name in the scandir dir d and all under it, never through
 // a symlink, with no descriptor per level of a tree the hermes user made
