@@ -267,17 +267,7 @@ func TestDoRunsFourAtOnce(t *testing.T) {
 // service dir's removal), held root's own log files with them.
 func TestDoRootTakesNoTurn(t *testing.T) {
 	requireRoot(t)
-	var running atomic.Int32
-	var wg sync.WaitGroup
-	release := make(chan struct{})
-	defer wg.Wait()
-	defer close(release)
-	for range maxSwitched {
-		wg.Go(func() {
-			Do(alice, func() error { running.Add(1); <-release; return nil })
-		})
-	}
-	testprog.WaitFor(t, 5*time.Second, "every turn taken", func() bool { return running.Load() == maxSwitched })
+	defer holdEveryTurn(t)()
 	// Root with hinit's group has nothing to switch; with another (a
 	// root service's log of group adm) it has turns of its own.
 	for _, id := range []ID{{UID: 0, GID: unix.Getegid()}, {UID: 0, GID: 4}} {
@@ -299,17 +289,7 @@ func TestDoRootTakesNoTurn(t *testing.T) {
 // recorded and applied minutes after, once the turns were free.
 func TestDoCtxGivesUp(t *testing.T) {
 	requireRoot(t)
-	var running atomic.Int32
-	var wg sync.WaitGroup
-	release := make(chan struct{})
-	defer wg.Wait()
-	defer close(release)
-	for range maxSwitched {
-		wg.Go(func() {
-			Do(alice, func() error { running.Add(1); <-release; return nil })
-		})
-	}
-	testprog.WaitFor(t, 5*time.Second, "every turn taken", func() bool { return running.Load() == maxSwitched })
+	defer holdEveryTurn(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	ran := false
@@ -412,4 +392,23 @@ func threadSigBlk(t *testing.T) uint64 {
 		t.Fatalf("SigBlk of /proc/thread-self/status: %v, read: %v", err, ok)
 	}
 	return m
+}
+
+// holdEveryTurn takes every turn of Do as alice until the returned function
+// is called, which waits for them to be given back.
+func holdEveryTurn(t *testing.T) (release func()) {
+	t.Helper()
+	var running atomic.Int32
+	var wg sync.WaitGroup
+	free := make(chan struct{})
+	for range maxSwitched {
+		wg.Go(func() {
+			Do(alice, func() error { running.Add(1); <-free; return nil })
+		})
+	}
+	testprog.WaitFor(t, 5*time.Second, "every turn taken", func() bool { return running.Load() == maxSwitched })
+	return func() {
+		close(free)
+		wg.Wait()
+	}
 }

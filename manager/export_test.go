@@ -97,51 +97,50 @@ func Forget(m *Manager, name string)                     { m.group.Remove(name, 
 // CountRemovals makes every removal of a scandir dir wait for release, and
 // counts how many wait at once at most, until restore.
 func CountRemovals() (most func() int, release, restore func()) {
-	var mu sync.Mutex
-	now, top := 0, 0
-	gate := make(chan struct{})
+	g := newHeldGate()
 	removeAll = func(d *os.File, name string) error {
-		mu.Lock()
-		now++
-		top = max(top, now)
-		mu.Unlock()
-		<-gate
-		mu.Lock()
-		now--
-		mu.Unlock()
+		g.pass()
 		return asuser.RemoveAllAt(d, name)
 	}
-	return func() int {
-			mu.Lock()
-			defer mu.Unlock()
-			return top
-		}, func() { close(gate) }, func() {
-			removeAll = asuser.RemoveAllAt
-		}
+	return g.most, g.release, func() { removeAll = asuser.RemoveAllAt }
 }
 
 // CountPublishes makes every register's publish wait for release, and
 // counts how many wait at once at most, until restore.
 func CountPublishes() (most func() int, release, restore func()) {
-	var mu sync.Mutex
-	now, top := 0, 0
-	gate := make(chan struct{})
+	g := newHeldGate()
 	publishSlot = func(scandir string, slot reconcile.Slot) error {
-		mu.Lock()
-		now++
-		top = max(top, now)
-		mu.Unlock()
-		<-gate
-		mu.Lock()
-		now--
-		mu.Unlock()
+		g.pass()
 		return reconcile.PublishSlot(scandir, slot)
 	}
-	return func() int {
-			mu.Lock()
-			defer mu.Unlock()
-			return top
-		}, func() { close(gate) }, func() {
-			publishSlot = reconcile.PublishSlot
-		}
+	return g.most, g.release, func() { publishSlot = reconcile.PublishSlot }
 }
+
+// heldGate holds whoever passes it until release, counting how many it
+// held at once at most.
+type heldGate struct {
+	mu       sync.Mutex
+	now, top int // guarded by mu
+	open     chan struct{}
+}
+
+func newHeldGate() *heldGate { return &heldGate{open: make(chan struct{})} }
+
+func (g *heldGate) pass() {
+	g.mu.Lock()
+	g.now++
+	g.top = max(g.top, g.now)
+	g.mu.Unlock()
+	<-g.open
+	g.mu.Lock()
+	g.now--
+	g.mu.Unlock()
+}
+
+func (g *heldGate) most() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.top
+}
+
+func (g *heldGate) release() { close(g.open) }
