@@ -68,6 +68,9 @@ func DoCtx(ctx context.Context, id ID, fn func() error) error {
 	if id.UID == 0 {
 		t = rootTurns
 	}
+	if err := ctx.Err(); err != nil { // select would pick a free turn half the time
+		return err
+	}
 	select {
 	case t <- struct{}{}:
 	case <-ctx.Done():

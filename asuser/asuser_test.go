@@ -289,6 +289,13 @@ func TestDoRootTakesNoTurn(t *testing.T) {
 // recorded and applied minutes after, once the turns were free.
 func TestDoCtxGivesUp(t *testing.T) {
 	requireRoot(t)
+	ended, end := context.WithCancel(context.Background())
+	end()
+	for range 20 { // a free turn: select would take it half the time
+		if err := DoCtx(ended, bob, func() error { t.Error("run with its context ended"); return nil }); !errors.Is(err, context.Canceled) {
+			t.Fatalf("DoCtx with its context ended: %v", err)
+		}
+	}
 	defer holdEveryTurn(t)()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

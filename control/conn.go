@@ -72,8 +72,10 @@ func (s *Server) serve(ctx context.Context, conn *Conn, br *bufio.Reader, eof bo
 		hungUp := make(chan struct{})
 		go func() {
 			// A peer that only shut down its writes still reads its
-			// answer: a short request of it stays asked for.
-			if _, err := br.ReadByte(); !errors.Is(err, io.EOF) || conn.peerGone() {
+			// answer: a short request of it stays asked for. A long
+			// one's must keep its side open (its close would not be
+			// seen after a half-close: its wait would hold a slot).
+			if _, err := br.ReadByte(); !errors.Is(err, io.EOF) || req.long() || conn.peerGone() {
 				cancel()
 			}
 			close(hungUp)

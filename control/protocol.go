@@ -37,8 +37,9 @@ import "time"
 // nothing more until it has read the response: the server treats the peer
 // closing its connection (or sending more) as "nobody is waiting any more"
 // and cancels the handler's context: a wait ends, a start or stop not yet
-// applied is not. A peer that only shuts down its writes after the request
-// (shutdown(SHUT_WR), `nc -N`) still reads: that is no hang-up. A
+// applied is not. A peer that only shuts down its writes after a short
+// request (shutdown(SHUT_WR), `nc -N`) still reads: that is no hang-up; after
+// a long one it is. A
 // request line that ends at EOF without a newline is served when it is short;
 // a long one is refused (CodeUsage): its hang-up could not be seen, and it
 // would hold its slot after its client had gone.

@@ -455,11 +455,27 @@ func TestAcceptFailureWarnsOnce(t *testing.T) {
 // request line (nc -N, socat) still reads the answer: its request is not
 // cancelled. A full hang-up is (TestHangUpCancelsWait).
 func TestHalfCloseIsNoHangUp(t *testing.T) {
-	h := HandlerFunc(func(ctx context.Context, c Caller, req *Request) *Response {
+	for _, tc := range []struct {
+		req, want string
+	}{
+		{`{"v":1,"verb":"start","names":["a"]}`, ""},
+		// A long one's close would not be seen after it: its wait
+		// would hold a slot for nobody.
+		{`{"v":1,"verb":"wait","names":["a"],"until":"down"}`, "cancelled"},
+	} {
+		halfClose(t, tc.req, tc.want)
+	}
+}
+
+// halfClose sends req, shuts down its writes and wants the answer's error
+// to be want ("" for OK).
+func halfClose(t *testing.T, req, want string) {
+	t.Helper()
+	h := HandlerFunc(func(ctx context.Context, _ Caller, _ *Request) *Response {
 		select {
 		case <-ctx.Done():
 			return Errorf(CodeFailed, "cancelled")
-		case <-time.After(300 * time.Millisecond): // a hang-up would come well before
+		case <-time.After(500 * time.Millisecond): // a hang-up comes well before
 			return OK()
 		}
 	})
@@ -470,14 +486,14 @@ func TestHalfCloseIsNoHangUp(t *testing.T) {
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := conn.Write([]byte(`{"v":1,"verb":"start","names":["a"]}` + "\n")); err != nil {
+	if _, err := conn.Write([]byte(req + "\n")); err != nil {
 		t.Fatal(err)
 	}
 	if err := conn.(*net.UnixConn).CloseWrite(); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := readResponse(conn)
-	if err != nil || !resp.OK {
-		t.Fatalf("a half-closed client got %+v, %v; want its request served", resp, err)
+	if err != nil || resp.Error != want {
+		t.Fatalf("%s, half-closed: got %+v, %v; want %q", req, resp, err, want)
 	}
 }

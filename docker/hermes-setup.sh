@@ -411,7 +411,7 @@ fix_ownership() {
 	# UID's, who asked for it to stay theirs; it is left as it is, and
 	# hermes, which keeps its own UID, may not write it.
 	if [ -n "${uid_refused:-}" ] && [ "$(stat -c %u "$HERMES_HOME")" = "$uid_refused" ]; then
-		say "warning: $HERMES_HOME is UID $uid_refused's, which hermes could not take: its files keep their owner, and hermes ($HUID) may not write them; run with --user $uid_refused:$(stat -c %g "$HERMES_HOME"), or start once without --read-only"
+		say "warning: $HERMES_HOME is UID $uid_refused's, which hermes could not take: its files keep their owner, and hermes ($HUID) may not write them; run with --user $uid_refused:$(stat -c %g "$HERMES_HOME"), or without --read-only (the UID is changed in /etc/passwd at every start)"
 		return 0
 	fi
 	whose=root

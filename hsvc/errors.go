@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -50,9 +51,9 @@ func (c *cli) talkError(err error) error {
 		return exitf(control.CodePermission, "permission denied on %s: run hsvc as a member of group %s or as root", c.sock, socketGroup(c.sock))
 	case errors.Is(err, control.ErrUnreachable) && c.bare != nil && c.bare():
 		return exitf(control.CodeUnreachable, "hinit runs without a control socket: no hinit.yaml (%s); services and hsvc need one", control.DefaultConfig)
-	case errors.Is(err, control.ErrUnreachable) && readOnlyDir(filepath.Dir(c.sock)) != "":
+	case errors.Is(err, control.ErrUnreachable) && readOnlyDir(c.sock) != "":
 		return exitf(control.CodeUnreachable, "hinit has no control socket at %s: %s is read-only; mount a tmpfs on it (docker run --tmpfs /run)",
-			c.sock, readOnlyDir(filepath.Dir(c.sock)))
+			c.sock, readOnlyDir(c.sock))
 	case errors.Is(err, control.ErrUnreachable):
 		return exitf(control.CodeUnreachable, "hinit is not reachable at %s: is hinit running as PID 1 of this container?", c.sock)
 	case errors.Is(err, context.DeadlineExceeded):
@@ -77,12 +78,16 @@ func socketGroup(path string) string {
 	return gid
 }
 
-// readOnlyDir is the first dir that exists of dir and its parents, when it
-// is on a read-only file system ("" otherwise): a socket that is not there
-// because hinit could not make its runtime dir (docker run --read-only
-// without a tmpfs on /run) is no question of hinit being PID 1.
-func readOnlyDir(dir string) string {
-	for {
+// readOnlyDir is, for a socket that is not there, the first dir that
+// exists of its dir and their parents when it is on a read-only file system
+// ("" otherwise): a socket missing because hinit could not make its runtime
+// dir (docker run --read-only without a tmpfs on /run) is no question of
+// hinit being PID 1. A socket that is there says nothing of the kind.
+func readOnlyDir(sock string) string {
+	if _, err := os.Lstat(sock); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	for dir := filepath.Dir(sock); ; dir = filepath.Dir(dir) {
 		var st unix.Statfs_t
 		err := unix.Statfs(dir, &st)
 		switch {
@@ -91,6 +96,5 @@ func readOnlyDir(dir string) string {
 		case err == nil || !errors.Is(err, unix.ENOENT) || dir == filepath.Dir(dir):
 			return ""
 		}
-		dir = filepath.Dir(dir)
 	}
 }

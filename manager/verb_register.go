@@ -59,6 +59,9 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	// makes it, and the user may ask for any number (a file planted at
 	// the name fails each at once, to be asked again), which took every
 	// turn, root's records of gateways waiting behind them.
+	if err := ctx.Err(); err != nil {
+		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
+	}
 	if !c.Root {
 		select {
 		case m.registering <- struct{}{}:
@@ -72,6 +75,9 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	})
 	if !c.Root {
 		<-m.registering
+	}
+	if errors.Is(err, reconcile.ErrExists) && m.group.Get(name) != nil {
+		return control.Errorf(control.CodeFailed, "%s is already registered", name) // by a register beside this one
 	}
 	if errors.Is(err, reconcile.ErrExists) {
 		// Not a service (checked above): a dir the watcher has not
@@ -103,7 +109,9 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 		unlock := m.lockRequest(name)
 		var rec error
 		if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
-			rec = m.recordDesired(ctx, s, control.VerbStart, false)
+			// Published and started: recorded too, whether its client
+			// waits or not, or the next boot would undo it.
+			rec = m.recordDesired(context.WithoutCancel(ctx), s, control.VerbStart, false)
 		}
 		unlock()
 		if rec != nil {

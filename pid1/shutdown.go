@@ -39,7 +39,7 @@ func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	if running := h.mgr.Wait(ctx); running != nil {
 		why := "stuck in a step past the deadline (a hung volume?)"
 		if missing, _ := missingCaps(); h.root && slices.Contains(missing, "KILL") {
-			why = "processes that hinit, without CAP_KILL, could not kill still hold them"
+			why = "stuck past the deadline: without CAP_KILL hinit cannot kill another user's processes (or a step hangs on a volume)"
 		}
 		h.log.Warn(fmt.Sprintf("not waiting any longer for %s: %s; what it had still to log may be lost", strings.Join(running, ", "), why))
 		return

@@ -164,7 +164,7 @@ func TestShutdownWithoutCapKill(t *testing.T) {
 	// The service it could not kill either is said to be why, not a
 	// hung volume.
 	for _, want := range []string{"cannot kill main: it ends with hinit",
-		"not waiting any longer for theirs: processes that hinit, without CAP_KILL, could not kill still hold them"} {
+		"not waiting any longer for theirs: stuck past the deadline: without CAP_KILL hinit cannot kill another user's processes (or a step hangs on a volume)"} {
 		if !strings.Contains(p.stderr.String(), want) {
 			t.Errorf("stderr %q, want %q", p.stderr, want)
 		}

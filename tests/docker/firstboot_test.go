@@ -349,7 +349,7 @@ func TestRemapRefusals(t *testing.T) {
 		if got := strings.TrimSpace(c.sh("root", "stat -c %u:%g /opt/data /opt/data/sessions /opt/data/sessions/s.json")); got != "1000:1000\n1000:1000\n1000:1000" {
 			t.Errorf("the volume of UID 1000 is owned %q after a refused remap, want 1000:1000 kept", got)
 		}
-		if l := c.logs(); !strings.Contains(l, "[hermes-setup] warning: /opt/data is UID 1000's, which hermes could not take: its files keep their owner, and hermes (10000) may not write them; run with --user 1000:1000, or start once without --read-only") {
+		if l := c.logs(); !strings.Contains(l, "[hermes-setup] warning: /opt/data is UID 1000's, which hermes could not take: its files keep their owner, and hermes (10000) may not write them; run with --user 1000:1000, or without --read-only (the UID is changed in /etc/passwd at every start)") {
 			t.Errorf("docker logs lack the warning:\n%s", l)
 		}
 	})
