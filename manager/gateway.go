@@ -95,9 +95,10 @@ var errGivenUp = errors.New("not applied: its client gave up waiting")
 // applyDesired records what verb asks of s (recordDesired) and applies it,
 // under s's request lock (lockRequest), with every other record of s and
 // with unregister's removal of s from the group (which it does in its
-// apply): a start racing an
-// unregister neither records "running" for a gateway gone nor applies to
-// it. The request is applied even when it could not be recorded:
+// apply): a start racing an unregister neither records "running" for a
+// gateway gone nor applies to it. A request whose client has left before
+// its record could be written applies nothing (errGivenUp); one written
+// is applied. The request is applied even when it could not be recorded:
 // unrecorded says why, for the caller to tell. Once the container's
 // shutdown has begun (Stopping) nothing starts, and a start or restart is
 // refused before it is recorded: the gateway that runs now must come back.
