@@ -54,8 +54,8 @@ func (h *hinit) listenControl(ctx context.Context) (serve func()) {
 // awaitControl waits, once hinit's context is cancelled at exit, for the
 // control server to write the answers in flight, and at most a second
 // (exitWait): hsvc shutdown's own answer lost its race with hinit's exit
-// ("hinit closed the connection without one"), and so did that of a
-// patient s6-svwait, which only the exit ends.
+// ("hinit closed the connection without one"), and a client connected at
+// the exit got no answer at all.
 func (h *hinit) awaitControl() {
 	if h.controlDone == nil {
 		return
