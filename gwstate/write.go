@@ -40,9 +40,9 @@ const maxWriteSize = 256 << 10
 // desired_state the gateway's own rewrite reverted.
 //
 // Calls on one file are serialized (setting): the file and the record of
-// one call must not interleave with another's, or the record of the first written
-// would be the last, and the next boot would take the file's desired_state
-// for one the gateway reverted.
+// one call must not interleave with another's, or the record of the first
+// written would be the last, and the next boot would take the file's
+// desired_state for one the gateway reverted.
 func SetDesired(path, desired string, now time.Time) error {
 	if desired != Running && desired != Stopped {
 		return fmt.Errorf("set desired state of %s: %w: %q", path, ErrInvalid, desired)

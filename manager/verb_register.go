@@ -62,20 +62,20 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	if err := ctx.Err(); err != nil {
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}
-	if !c.Root {
-		select {
-		case m.registering <- struct{}{}:
-		case <-ctx.Done():
-			return control.Errorf(control.CodeFailed, "register %s: %v", name, ctx.Err())
+	err := func() error {
+		if !c.Root {
+			select {
+			case m.registering <- struct{}{}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			defer func() { <-m.registering }()
 		}
-	}
-	err := m.asUserCtx(ctx, func() error {
-		slot.StopTimeout, drain = m.gatewayStopTimeout(req)
-		return publishSlot(m.scandir, slot)
-	})
-	if !c.Root {
-		<-m.registering
-	}
+		return m.asUserCtx(ctx, func() error {
+			slot.StopTimeout, drain = m.gatewayStopTimeout(req)
+			return publishSlot(m.scandir, slot)
+		})
+	}()
 	if errors.Is(err, reconcile.ErrExists) && m.group.Get(name) != nil {
 		return control.Errorf(control.CodeFailed, "%s is already registered", name) // by a register beside this one
 	}
