@@ -12,8 +12,8 @@ func TestLock(t *testing.T) {
 	var m Map
 	unlockA := m.Lock("a")
 	got := make(chan string, 2)
-	go func() { u := m.Lock("a"); got <- "a"; u() }()
-	go func() { u := m.Lock("b"); got <- "b"; u() }()
+	go func() { u := m.Lock("a"); u(); got <- "a" }() // given back before it says so: Len below
+	go func() { u := m.Lock("b"); u(); got <- "b" }()
 	select {
 	case k := <-got:
 		if k != "b" {
