@@ -46,14 +46,18 @@ func (c *cli) usageErr(format string, a ...any) error {
 // talkError turns a failure to talk to hinit into what the user can do
 // about it.
 func (c *cli) talkError(err error) error {
+	var readOnly string // the read-only dir a missing socket is in
+	if errors.Is(err, control.ErrUnreachable) {
+		readOnly = readOnlyDir(c.sock)
+	}
 	switch {
 	case errors.Is(err, control.ErrPermission):
 		return exitf(control.CodePermission, "permission denied on %s: run hsvc as a member of group %s or as root", c.sock, socketGroup(c.sock))
 	case errors.Is(err, control.ErrUnreachable) && c.bare != nil && c.bare():
 		return exitf(control.CodeUnreachable, "hinit runs without a control socket: no hinit.yaml (%s); services and hsvc need one", control.DefaultConfig)
-	case errors.Is(err, control.ErrUnreachable) && readOnlyDir(c.sock) != "":
+	case readOnly != "":
 		return exitf(control.CodeUnreachable, "hinit has no control socket at %s: %s is read-only; mount a tmpfs on it (docker run --tmpfs /run)",
-			c.sock, readOnlyDir(c.sock))
+			c.sock, readOnly)
 	case errors.Is(err, control.ErrUnreachable):
 		return exitf(control.CodeUnreachable, "hinit is not reachable at %s: is hinit running as PID 1 of this container?", c.sock)
 	case errors.Is(err, context.DeadlineExceeded):
