@@ -1,7 +1,7 @@
 // Package cgroup reads the container's own cgroup: how many more tasks its
-// pids controller allows, and how many of its processes the kernel's OOM
-// killer has ended. It is the one place that knows the files and the two
-// cgroup versions.
+// pids controller allows and how many it has refused, and how many of its
+// processes the kernel's OOM killer has ended. It is the one place that
+// knows the files and the two cgroup versions.
 //
 // This process's cgroup is the path /proc/self/cgroup gives for a
 // controller (v1) or for the unified hierarchy (v2), found under the mount
@@ -29,7 +29,7 @@ import (
 // PidsRoom is how many more tasks the pids controller lets this cgroup
 // start; false when nothing limits it or it cannot be read.
 func PidsRoom() (int, bool) {
-	dir := Dir("pids")
+	dir := pidsDir()
 	if dir == "" {
 		return 0, false
 	}
@@ -49,43 +49,88 @@ func PidsRoom() (int, bool) {
 // controller, a kernel before 4.13 on v1).
 func OOMKills() (uint64, bool) { return OOMKillsOf(memoryDir()) }
 
-// memoryDir is Dir("memory"), found once: OOMKills is read before every
-// fork, and a process's cgroup is the one it started in (hinit moves no
-// process, itself included).
-var memoryDir = sync.OnceValue(func() string { return Dir("memory") })
+// PidsRefusals is how many new processes and threads of this cgroup the
+// pids controller has refused so far (the "max" of pids.events: fork and
+// clone failed with EAGAIN); false when the kernel does not say.
+func PidsRefusals() (uint64, bool) { return PidsRefusalsOf(pidsDir()) }
 
-// OOMReason is what hinit says of a death OOMKilled puts down to the OOM
-// killer, after "killed by SIGKILL, ".
+// memoryDir and pidsDir are Dir("memory") and Dir("pids"), found once:
+// they are read before every fork, and a process's cgroup is the one it
+// started in (hinit moves no process, itself included).
+var (
+	memoryDir = sync.OnceValue(func() string { return Dir("memory") })
+	pidsDir   = sync.OnceValue(func() string { return Dir("pids") })
+)
+
+// OOMReason is what hinit says of a death Mark.OOMKilled puts down to the
+// OOM killer, after "killed by SIGKILL, ".
 const OOMReason = "out of memory (the container's cgroup counted an OOM kill)"
 
-// OOMMark is what a process's death by SIGKILL is judged against: the OOM
-// kill count when it started.
-type OOMMark struct {
-	count func() (uint64, bool)
-	kills uint64
+// PidsReason is what hinit says of a failed run Mark.PidsLimited puts
+// down to the pids limit, after "exit 2, ".
+const PidsReason = "the container's pids limit refused a new process or thread while it ran"
+
+// Counts are the counters of the container's cgroup a death is judged
+// by: nil for a counter not to read.
+type Counts struct {
+	OOMKills     func() (uint64, bool)
+	PidsRefusals func() (uint64, bool)
+}
+
+// Container is Counts of this process's own cgroup.
+var Container = Counts{OOMKills: OOMKills, PidsRefusals: PidsRefusals}
+
+// Mark is what a process's death is judged against: the counts when it
+// started.
+type Mark struct{ oom, pids counter }
+
+// counter is one count read before a fork.
+type counter struct {
+	read  func() (uint64, bool)
+	n     uint64
 	known bool
 }
 
-// MarkOOM reads count (OOMKills, or a test's cgroup's) before a fork; nil
-// count marks nothing.
-func MarkOOM(count func() (uint64, bool)) OOMMark {
-	m := OOMMark{count: count}
-	if count != nil {
-		m.kills, m.known = count()
+func markCounter(read func() (uint64, bool)) counter {
+	c := counter{read: read}
+	if read != nil {
+		c.n, c.known = read()
 	}
-	return m
+	return c
+}
+
+// rose reports whether the count is above its mark now.
+func (c counter) rose() bool {
+	if !c.known {
+		return false
+	}
+	n, ok := c.read()
+	return ok && n > c.n
+}
+
+// Mark reads c before a fork; the zero Mark (the bare mode's) marks
+// nothing.
+func (c Counts) Mark() Mark {
+	return Mark{oom: markCounter(c.OOMKills), pids: markCounter(c.PidsRefusals)}
 }
 
 // OOMKilled reports whether a process marked m that died of sig is put
 // down to the OOM killer: a SIGKILL that hinit did not send (sentByHinit),
 // while the count rose. The kernel does not say whom it killed; docker's
 // OOMKilled is the same count, for the whole container.
-func (m OOMMark) OOMKilled(sig syscall.Signal, sentByHinit bool) bool {
-	if sig != syscall.SIGKILL || sentByHinit || !m.known {
-		return false
-	}
-	n, ok := m.count()
-	return ok && n > m.kills
+func (m Mark) OOMKilled(sig syscall.Signal, sentByHinit bool) bool {
+	return sig == syscall.SIGKILL && !sentByHinit && m.oom.rose()
+}
+
+// PidsLimited reports whether a failed run of a process marked m (exit
+// code non-zero, or killed by sig, a signal hinit did not send) is put
+// down to the container's pids limit: it refused a new process or thread
+// while the process ran. As for the OOM killer, the kernel does not say
+// whose: a program that cannot start a thread fails in its own way (Go's
+// runtime exits 2, Python raises, glibc's abort is a SIGABRT).
+func (m Mark) PidsLimited(code int, sig syscall.Signal, sentByHinit bool) bool {
+	failed := code != 0 || sig != 0 && !sentByHinit
+	return failed && m.pids.rose()
 }
 
 // OOMKillsOf is OOMKills of the cgroup at dir: oom_kill of its
@@ -100,6 +145,18 @@ func OOMKillsOf(dir string) (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// PidsRefusalsOf is PidsRefusals of the cgroup at dir.
+func PidsRefusalsOf(dir string) (uint64, bool) {
+	if dir == "" {
+		return 0, false
+	}
+	b, err := read(filepath.Join(dir, "pids.events"))
+	if err != nil {
+		return 0, false
+	}
+	return field(b, "max")
 }
 
 // Dir is the directory of this process's cgroup of controller ("memory",

@@ -115,3 +115,47 @@ func TestOwnCgroup(t *testing.T) {
 	n, ok := OOMKills()
 	t.Logf("%s: oom_kill %d (%v)", dir, n, ok)
 }
+
+// A death is judged against the counts its process started with: a
+// SIGKILL hinit did not send after an OOM kill is out of memory; any
+// other failure after a refused fork is the pids limit's; a success, a
+// signal hinit sent, a count that did not rise or cannot be read is
+// neither.
+func TestMark(t *testing.T) {
+	var oom, pids uint64
+	readable := true
+	c := Counts{OOMKills: func() (uint64, bool) { return oom, readable }, PidsRefusals: func() (uint64, bool) { return pids, readable }}
+	m := c.Mark()
+	if m.OOMKilled(syscall.SIGKILL, false) || m.PidsLimited(2, 0, false) {
+		t.Fatal("judged against counts that did not rise")
+	}
+	oom, pids = 1, 1
+	for _, tc := range []struct {
+		code          int
+		sig           syscall.Signal
+		sent          bool
+		oomed, pidsed bool
+	}{
+		{sig: syscall.SIGKILL, oomed: true, pidsed: true},
+		{sig: syscall.SIGKILL, sent: true},
+		{sig: syscall.SIGTERM, pidsed: true},
+		{sig: syscall.SIGABRT, sent: true},
+		{code: 2, pidsed: true},
+		{code: 2, sent: true, pidsed: true}, // an exit code is the process's own
+		{code: 0},
+	} {
+		if got := m.OOMKilled(tc.sig, tc.sent); got != tc.oomed {
+			t.Errorf("OOMKilled(%v, sent %v) = %v, want %v", tc.sig, tc.sent, got, tc.oomed)
+		}
+		if got := m.PidsLimited(tc.code, tc.sig, tc.sent); got != tc.pidsed {
+			t.Errorf("PidsLimited(%d, %v, sent %v) = %v, want %v", tc.code, tc.sig, tc.sent, got, tc.pidsed)
+		}
+	}
+	readable = false
+	if m.OOMKilled(syscall.SIGKILL, false) || m.PidsLimited(2, 0, false) {
+		t.Error("judged against counts that cannot be read")
+	}
+	if (Counts{}).Mark().PidsLimited(2, 0, false) || (Mark{}).OOMKilled(syscall.SIGKILL, false) {
+		t.Error("a zero Mark judged a death")
+	}
+}

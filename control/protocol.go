@@ -243,4 +243,7 @@ type Exit struct {
 	// OOM: killed by a SIGKILL hinit did not send while the container's
 	// cgroup counted an OOM kill (an extension; absent when false).
 	OOM bool `json:"oom,omitempty"`
+	// PidsLimit: any other failure while the container's pids limit
+	// refused a new process or thread (an extension; absent when false).
+	PidsLimit bool `json:"pids_limit,omitempty"`
 }

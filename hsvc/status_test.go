@@ -126,6 +126,8 @@ func TestLastExit(t *testing.T) {
 		{"shell reports TERM", &control.Exit{Code: 143}, "143 (TERM)"},
 		{"killed", &control.Exit{Code: 137, Signal: "KILL"}, "SIGKILL"},
 		{"out of memory", &control.Exit{Code: 137, Signal: "KILL", OOM: true}, "SIGKILL (OOM)"},
+		{"pids limit", &control.Exit{Code: 2, PidsLimit: true}, "2 (pids limit)"},
+		{"pids limit, aborted", &control.Exit{Code: 134, Signal: "ABRT", PidsLimit: true}, "SIGABRT (pids limit)"},
 		{"realtime signal", &control.Exit{Code: 168, Signal: "40"}, "SIGRTMIN+6"},
 		{"above signals", &control.Exit{Code: 255}, "255"},
 	}

@@ -101,24 +101,29 @@ func shortDuration(d time.Duration) string {
 
 // lastExit is 0, 143 (TERM) for an exit status that reports a signal the
 // way a shell does, SIGKILL for a death by signal, SIGKILL (OOM) for one
-// put down to the OOM killer, - when there is none.
+// put down to the OOM killer, 2 (pids limit) for a failure put down to the
+// container's pids limit, - when there is none.
 func lastExit(e *control.Exit) string {
-	switch {
-	case e == nil:
+	if e == nil {
 		return "-"
+	}
+	text := strconv.Itoa(e.Code)
+	switch {
 	case e.Signal != "":
-		text := "SIG" + e.Signal // a name this hsvc does not know
+		text = "SIG" + e.Signal // a name this hsvc does not know
 		if sig, err := signame.Parse(e.Signal); err == nil {
 			text = signame.Text(sig) // as hinit's messages name it: SIGRTMIN+6
 		}
-		if e.OOM {
-			text += " (OOM)"
-		}
-		return text
 	case signame.OfStatus(e.Code) != 0:
-		return fmt.Sprintf("%d (%s)", e.Code, signame.Name(signame.OfStatus(e.Code)))
+		text = fmt.Sprintf("%d (%s)", e.Code, signame.Name(signame.OfStatus(e.Code)))
 	}
-	return strconv.Itoa(e.Code)
+	switch {
+	case e.OOM:
+		text += " (OOM)"
+	case e.PidsLimit:
+		text += " (pids limit)"
+	}
+	return text
 }
 
 // reason is the why of a service that is not up (a running service's old

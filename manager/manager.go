@@ -115,7 +115,7 @@ func New(ctx context.Context, o Options) *Manager {
 		DefaultUser: o.Config.User,
 		Marker:      writeMarker,
 		MaxStopping: o.Config.ServicesMax,
-		OOMKills:    cgroup.OOMKills,
+		Cgroup:      cgroup.Container,
 		Failed: func(name string, status int) {
 			m.log.Error("essential service failed: shutting down", "svc", name, "code", status)
 			m.shutdown(status)

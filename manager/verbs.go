@@ -95,7 +95,7 @@ func toControl(st supervise.Status) control.Status {
 		Ready: st.Ready, Restarts: st.Restarts, Reason: st.Reason, Source: string(st.Source),
 		LogPath: st.LogPath, LostLines: st.LostLines, UpSince: st.UpSince}
 	if e := st.LastExit; e != nil {
-		out.LastExit = &control.Exit{Code: e.Status(), At: e.At, OOM: e.OOM}
+		out.LastExit = &control.Exit{Code: e.Status(), At: e.At, OOM: e.OOM, PidsLimit: e.PidsLimit}
 		if e.Signal != 0 {
 			out.LastExit.Signal = signame.Name(e.Signal)
 		}

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"hinit/internal/memcg"
+	"hinit/cgroup"
+	"hinit/internal/testcg"
 	"hinit/internal/testprog"
+	"hinit/reaper"
 )
 
 // Every exit code 0..255 of main is the container's exit status.
@@ -112,7 +114,7 @@ func TestNotExecutableOnPATH(t *testing.T) {
 // SIGKILL at the shutdown's deadline. The memory limit is a real
 // cgroup's that hinit and main run in (root only).
 func TestMainOutOfMemory(t *testing.T) {
-	cg := memcg.New(t, 64<<20)
+	cg := testcg.Memory(t, 64<<20)
 	enter := []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, cg.Procs()}
 	const said = "main exited: killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)"
 	p, code := runInit(t, initOpts{wrap: enter, args: testprog.Command("hog", cg.Procs())})
@@ -135,5 +137,30 @@ func TestMainOutOfMemory(t *testing.T) {
 	}
 	if n, _ := cg.OOMKills(); n != 2 {
 		t.Errorf("%d OOM kills counted, want 2 (main's child's)", n)
+	}
+}
+
+// What hinit's log says of main's death, from the container cgroup's
+// counts: an OOM kill, a non-zero exit while the pids limit refused a
+// task; a death by another signal (perhaps one hinit forwarded) or an
+// exit 0 is not put down to the pids limit.
+func TestMainDeathCause(t *testing.T) {
+	var oom, pids uint64
+	counts := cgroup.Counts{OOMKills: func() (uint64, bool) { return oom, true }, PidsRefusals: func() (uint64, bool) { return pids, true }}
+	m := &mainProc{mark: counts.Mark()}
+	oom, pids = 1, 1
+	for st, want := range map[reaper.Status]string{
+		{Signal: syscall.SIGKILL}: "killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)",
+		{Code: 2}:                 "exit 2, the container's pids limit refused a new process or thread while it ran",
+		{Signal: syscall.SIGTERM}: "",
+		{Code: 0}:                 "",
+	} {
+		if got := m.deathCause(st); got != want {
+			t.Errorf("deathCause(%+v) = %q, want %q", st, got, want)
+		}
+	}
+	m.killed.Store(true)
+	if got := m.deathCause(reaper.Status{Signal: syscall.SIGKILL}); got != "" {
+		t.Errorf("deathCause of hinit's own SIGKILL = %q, want nothing", got)
 	}
 }

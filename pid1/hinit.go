@@ -24,7 +24,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/account"
-	"hinit/cgroup"
 	"hinit/config"
 	"hinit/control"
 	"hinit/launch"
@@ -406,8 +405,8 @@ func (h *hinit) loop() int {
 			h.restoreTerminal()
 			h.logToStderrAgain()
 			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
-			if h.main.oom.OOMKilled(st.Signal, h.main.killed.Load()) {
-				h.log.Warn("main exited: killed by SIGKILL, "+cgroup.OOMReason, "pid", st.PID, "code", st.ExitStatus())
+			if why := h.main.deathCause(st); why != "" {
+				h.log.Warn("main exited: "+why, "pid", st.PID, "code", st.ExitStatus())
 			} else {
 				h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())
 			}

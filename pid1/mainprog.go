@@ -29,10 +29,25 @@ type mainProc struct {
 	argv []string
 	pid  int
 	done <-chan reaper.Status
-	oom  cgroup.OOMMark // the container's OOM kill count before its fork
+	mark cgroup.Mark // the container cgroup's counts before its fork
 	// killed: hinit sent it SIGKILL (the shutdown's deadline); set on the
 	// shutdown's goroutine before the kill, read by loop after the reap.
 	killed atomic.Bool
+}
+
+// deathCause is what the container's cgroup tells of main's exit st, ""
+// when nothing: an OOM kill (a SIGKILL hinit did not send), or a non-zero
+// exit code while the pids limit refused a new process or thread. A death
+// by another signal is not put down to the pids limit: it may be one hinit
+// forwarded.
+func (m *mainProc) deathCause(st reaper.Status) string {
+	switch {
+	case m.mark.OOMKilled(st.Signal, m.killed.Load()):
+		return "killed by SIGKILL, " + cgroup.OOMReason
+	case st.Signal == 0 && m.mark.PidsLimited(st.Code, 0, false):
+		return fmt.Sprintf("exit %d, %s", st.Code, cgroup.PidsReason)
+	}
+	return ""
 }
 
 // routeMain turns the container's CMD into main's argv (SPEC §2): no CMD
@@ -86,9 +101,9 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if acct != nil {
 		h.lent = lendTerminal(acct.UID)
 	}
-	var oom cgroup.OOMMark
+	var mark cgroup.Mark
 	if !h.set.bare { // bare: nothing read that tini does not
-		oom = cgroup.MarkOOM(cgroup.OOMKills)
+		mark = cgroup.Container.Mark()
 	}
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	script := false
@@ -102,7 +117,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		sh.Argv = append([]string{"/bin/sh", cmd.Path}, argv[1:]...)
 		if shCmd, serr := sh.Build(); serr == nil {
 			if pid, done, serr = h.reaper.Start(shCmd.Path, shCmd.Argv, shCmd.Attr, shCmd.Signals); serr == nil {
-				return &mainProc{argv: argv, pid: pid, done: done, oom: oom}, nil
+				return &mainProc{argv: argv, pid: pid, done: done, mark: mark}, nil
 			}
 		}
 		// no /bin/sh to run it: main's own error says what is wrong
@@ -111,7 +126,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 		h.restoreTerminal() // the child made its group the foreground before its exec failed
 		return nil, prog.StartError(cmd, err)
 	}
-	return &mainProc{argv: argv, pid: pid, done: done, oom: oom}, nil
+	return &mainProc{argv: argv, pid: pid, done: done, mark: mark}, nil
 }
 
 // inDir is path as the child, started in dir, finds it.

@@ -32,7 +32,7 @@ func (r *runner) exited(st reaper.Status) {
 		p.done = lingerUntilEmpty(p.pid, st, until.Add(lingerAfterKill))
 		// Its exit is known now: status shows it while the group ends
 		// (the final delivery, the same st, records it again).
-		r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.oom.OOMKilled(st.Signal, p.killed)}
+		r.lastExit = r.exitOf(p, st)
 		r.set(StateStopping, "exited; what it left in its process group got "+signame.Text(sig))
 		return
 	}
@@ -41,10 +41,8 @@ func (r *runner) exited(st reaper.Status) {
 	signalGroup(p.pid, syscall.SIGKILL) // whatever it left in its process group
 	p.log.EndLine()                     // its last line is its own, written now
 	r.stopTimer()
-	// A SIGKILL hinit did not send is put down to the OOM killer when the
-	// container's cgroup counted an OOM kill since p started.
-	r.lastExit = &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.oom.OOMKilled(st.Signal, p.killed)}
-	if r.lastExit.OOM {
+	r.lastExit = r.exitOf(p, st)
+	if r.lastExit.OOM || r.lastExit.PidsLimit {
 		r.deps.Log.Warn("exited: "+describeExit(r.lastExit), "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
 	} else {
 		r.deps.Log.Info("exited", "svc", r.name, "pid", p.pid, "code", st.ExitStatus())
@@ -61,6 +59,17 @@ func (r *runner) exited(st reaper.Status) {
 		return // settle runs once the finish program has ended
 	}
 	r.settle(p, false, stopping)
+}
+
+// exitOf is how p's run ended, st its status: a SIGKILL hinit did not
+// send is put down to the OOM killer when the container's cgroup counted
+// an OOM kill since p started; any other failure, to the pids limit when
+// it refused a new process or thread meanwhile. A signal of a stop is
+// hinit's own.
+func (r *runner) exitOf(p *instance, st reaper.Status) *Exit {
+	ex := &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.mark.OOMKilled(st.Signal, p.killed)}
+	ex.PidsLimit = !ex.OOM && p.mark.PidsLimited(st.Code, st.Signal, p.killed || r.state == StateStopping)
+	return ex
 }
 
 // lingerPoll is how often the process group a stopping service's process
@@ -223,16 +232,21 @@ func (r *runner) essentialFailed(ex *Exit) {
 	r.deps.Failed(r.name, ex.Status())
 }
 
-// describeExit says how a run ended: "exit 3", "killed by SIGKILL" or
-// "killed by SIGKILL, out of memory".
+// describeExit says how a run ended: "exit 3", "killed by SIGKILL",
+// "killed by SIGKILL, out of memory (...)" or "exit 2, the container's
+// pids limit refused ...".
 func describeExit(ex *Exit) string {
-	if ex.OOM {
-		return "killed by " + signame.Text(ex.Signal) + ", " + cgroup.OOMReason
-	}
+	s := fmt.Sprintf("exit %d", ex.Code)
 	if ex.Signal != 0 {
-		return "killed by " + signame.Text(ex.Signal)
+		s = "killed by " + signame.Text(ex.Signal)
 	}
-	return fmt.Sprintf("exit %d", ex.Code)
+	switch {
+	case ex.OOM:
+		s += ", " + cgroup.OOMReason
+	case ex.PidsLimit:
+		s += ", " + cgroup.PidsReason
+	}
+	return s
 }
 
 // restartWindowFloor is the least time after a restart signal in which an

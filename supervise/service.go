@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"hinit/account"
+	"hinit/cgroup"
 	"hinit/childsig"
 	"hinit/config"
 	"hinit/reaper"
@@ -41,9 +42,10 @@ type Deps struct {
 	// stop.timeout at once; beyond it the oldest is killed (Group.track).
 	// 0: no limit.
 	MaxStopping int
-	// OOMKills is how many processes of the container the kernel's OOM
-	// killer has ended (cgroup.OOMKills); nil, or false, when not known.
-	OOMKills func() (uint64, bool)
+	// Cgroup are the container cgroup's counts a death is judged by
+	// (cgroup.Container): the OOM killer's kills, the pids limit's
+	// refusals; a nil counter is not read.
+	Cgroup cgroup.Counts
 }
 
 // Errors of service commands.

@@ -18,7 +18,7 @@ import (
 
 	"hinit/account"
 	"hinit/config"
-	"hinit/internal/memcg"
+	"hinit/internal/testcg"
 	"hinit/internal/testprog"
 	"hinit/reaper"
 )
@@ -1013,9 +1013,9 @@ func TestDescribeExitNamesEverySignal(t *testing.T) {
 // hinit, a stop signal of KILL), is not. The memory
 // limit is a real cgroup's (root only).
 func TestOOMKill(t *testing.T) {
-	cg := memcg.New(t, 32<<20)
+	cg := testcg.Memory(t, 32<<20)
 	f := newFixture(t)
-	f.group.deps.OOMKills = cg.OOMKills
+	f.group.deps.Cgroup.OOMKills = cg.OOMKills
 	stubborn := def("stubborn", "ignore-term", "3")
 	stubborn.Ready.NotifyFD = 3
 	stubborn.Stop.Timeout = 50 * time.Millisecond
@@ -1073,5 +1073,37 @@ func TestOOMKill(t *testing.T) {
 	syscall.Kill(up.PID, syscall.SIGKILL)
 	if st := waitState(t, v, StateExited); st.LastExit == nil || st.LastExit.Signal != syscall.SIGKILL || st.LastExit.OOM {
 		t.Errorf("victim, kill -9 with no OOM kill counted, ended %+v; want SIGKILL, not out of memory", st.LastExit)
+	}
+}
+
+// A service that fails while the container's pids limit refuses it a
+// fork is said to have met the limit, in its status and in hinit's log;
+// one that fails with no refusal counted since it started is not. The
+// limit is a real cgroup's (root only).
+func TestPidsLimit(t *testing.T) {
+	cg := testcg.Pids(t, 1)
+	f := newFixture(t)
+	f.group.deps.Cgroup.PidsRefusals = cg.PidsRefusals
+	// It joins the group, where it is the one task allowed: the shell's
+	// fork of /bin/true fails, and the shell exits 2.
+	forks := def("forks", "exit", "0")
+	forks.Command = []string{"/bin/sh", "-c", `echo $$$$ > "$$0" && /bin/true`, cg.Procs()} // $$ is a "$" for hinit
+	forks.Restart = config.RestartNever
+	st := waitState(t, f.add(forks, true), StateExited)
+	if n, _ := cg.PidsRefusals(); st.LastExit == nil || st.LastExit.Code != 2 || !st.LastExit.PidsLimit || n == 0 {
+		t.Fatalf("forks ended %+v (%d refusals counted), want exit 2, the pids limit", st.LastExit, n)
+	}
+	const said = "exit 2, the container's pids limit refused a new process or thread while it ran"
+	if !strings.Contains(st.Reason, said) {
+		t.Errorf("forks' reason %q, want it to say %q", st.Reason, said)
+	}
+	if logged := f.logged.String(); !strings.Contains(logged, `msg="exited: `+said) {
+		t.Errorf("hinit's log does not say forks met the pids limit:\n%s", logged)
+	}
+	// Started after the refusal, failing on its own.
+	fails := def("fails", "exit", "3")
+	fails.Restart = config.RestartNever
+	if st := waitState(t, f.add(fails, true), StateExited); st.LastExit == nil || st.LastExit.Code != 3 || st.LastExit.PidsLimit {
+		t.Errorf("fails, exit 3 with no refusal counted, ended %+v; want exit 3, not the pids limit", st.LastExit)
 	}
 }

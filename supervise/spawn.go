@@ -34,9 +34,9 @@ type instance struct {
 	// its process group is being waited for (exited); done then delivers
 	// its status once the group is empty.
 	lingering bool
-	// oom: the container's OOM kill count before the fork; killed: hinit
-	// sent the process SIGKILL. exitOf judges a SIGKILL by them.
-	oom    cgroup.OOMMark
+	// mark: the container cgroup's counts before the fork; killed: hinit
+	// sent the process SIGKILL. exitOf judges its death by them.
+	mark   cgroup.Mark
 	killed bool
 }
 
@@ -47,7 +47,7 @@ type instance struct {
 func (r *runner) spawn() {
 	env := r.deps.Environ()
 	def := r.def.Expanded(env)
-	oom := cgroup.MarkOOM(r.deps.OOMKills)
+	mark := r.deps.Cgroup.Mark()
 	inst, err := r.startProcess(def, env)
 	if err != nil {
 		r.deps.Log.Error("cannot start", "svc", r.name, "err", err)
@@ -55,7 +55,7 @@ func (r *runner) spawn() {
 		r.afterExit(def, 0, err.Error(), true)
 		return
 	}
-	inst.oom = oom
+	inst.mark = mark
 	r.proc = inst
 	r.deps.Log.Info("started", "svc", r.name, "pid", inst.pid)
 	if inst.ready == nil {

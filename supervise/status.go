@@ -37,8 +37,11 @@ type Exit struct {
 	At     time.Time
 	// OOM: a SIGKILL hinit did not send, while the container's cgroup
 	// counted an OOM kill that it had not counted at the start
-	// (Deps.OOMKills): the kernel's OOM killer, as far as it tells.
+	// (Deps.Cgroup): the kernel's OOM killer, as far as it tells.
 	OOM bool
+	// PidsLimit: any other failure, while the container's pids limit
+	// refused a new process or thread (Deps.Cgroup).
+	PidsLimit bool
 }
 
 // Status is the run's exit status: its code, or 128+N for signal N.

@@ -174,6 +174,25 @@ services:
 	}
 }
 
+// TestPidsLimitNamed: a service that fails because the container's pids
+// limit refused its fork (busybox sh's "can't fork") is said to have met
+// the limit; a bare exit 2 said nothing of why. What it forked is killed
+// with it (its process group), so hsvc gets its threads back.
+func TestPidsLimitNamed(t *testing.T) {
+	t.Parallel()
+	c := start(t, []string{"--pids-limit", "60"}, "sleep", "infinity")
+	c.booted()
+	c.s6Dir("hermes", "forker", map[string]string{"service.yaml": "command: [sh, -c, 'while :; do sleep 100 & done']\nrestart: never\n"})
+	s := c.waitState("forker", "exited", 30*time.Second, func(s svc) bool { return s.State == "exited" })
+	if s.LastExit == nil || s.LastExit.Code != 2 || !s.LastExit.PidsLimit {
+		t.Errorf("forker ended %+v, want exit 2, the pids limit", s.LastExit)
+	}
+	const why = "exit 2, the container's pids limit refused a new process or thread while it ran"
+	if table := c.sh("hermes", "hsvc status forker"); !strings.Contains(table, "2 (pids limit)") || !strings.Contains(table, why) {
+		t.Errorf("hsvc status forker:\n%s\nwant 2 (pids limit) and why", table)
+	}
+}
+
 // TestCapDropSetgid: root without CAP_SETGID cannot run main as hermes,
 // and says so: one line naming the user and the capabilities, exit 126.
 // Before, it read "exec hermes: operation not permitted", which blamed the

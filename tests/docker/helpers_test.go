@@ -177,7 +177,8 @@ type svc struct {
 	LastExit *struct {
 		Code   int    `json:"code"`
 		Signal string `json:"signal"`
-		OOM    bool   `json:"oom"`
+		OOM       bool   `json:"oom"`
+		PidsLimit bool   `json:"pids_limit"`
 	} `json:"last_exit"`
 }
 
