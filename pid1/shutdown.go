@@ -36,9 +36,18 @@ func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	wg.Wait()
 	h.sweep(deadline)
 	h.cancelSvcs()
-	if running := h.mgr.Wait(ctx); running != nil {
+	// The services' goroutines end only now, one with nothing left to do
+	// (registered down, or stopped with its log flushed) at once. A sweep
+	// that overran the margin (a process that outlived its SIGKILL: main,
+	// without CAP_KILL) still leaves them that moment, as stderrWait does
+	// hinit's stderr: the wait began with its time up, and named every
+	// service, those registered down too, as stuck.
+	waitCtx, cancelWait := context.WithDeadline(context.Background(),
+		latest(deadline.Add(shutdownMargin), time.Now().Add(stderrMinWait)))
+	defer cancelWait()
+	if running := h.mgr.Wait(waitCtx); running != nil {
 		why := "stuck in a step past the deadline (a hung volume?)"
-		if missing, _ := missingCaps(); h.root && slices.Contains(missing, "KILL") {
+		if h.lacksCapKill() {
 			why = "stuck past the deadline: without CAP_KILL hinit cannot kill another user's processes (or a step hangs on a volume)"
 		}
 		h.log.Warn(fmt.Sprintf("not waiting any longer for %s: %s; what it had still to log may be lost", strings.Join(running, ", "), why))
@@ -136,8 +145,27 @@ func (h *hinit) sweep(deadline time.Time) {
 	select {
 	case <-h.reaper.Idle():
 	case <-time.After(2 * time.Second):
-		h.log.Error("processes left after SIGKILL")
+		why := ""
+		if h.lacksCapKill() {
+			why = ": without CAP_KILL hinit cannot kill another user's processes; they end with hinit"
+		}
+		h.log.Error("processes left after SIGKILL" + why)
 	}
+}
+
+// lacksCapKill reports whether hinit runs as root without CAP_KILL: its
+// signals to another user's processes fail (kill(-1) says nothing of it).
+func (h *hinit) lacksCapKill() bool {
+	missing, _ := missingCaps()
+	return h.root && slices.Contains(missing, "KILL")
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // signalRest sends sig to every process left and reports whether there
