@@ -264,3 +264,54 @@ func TestRegistersOfAUserOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// A removal of a broken scandir entry that waits for the user's one
+// removal at a time gives up with its client: the client was told that it
+// failed ("did not answer in time"), and the dir stays. Before, the dir
+// was removed once the other removal ended.
+func TestRemovalGivesUpWithItsClient(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the dirs must be owned by another user")
+	}
+	f := mt.Start(t, mt.Env, nil)
+	f.Publish("a", "command: "+mt.Prog("sleep", "inf")+"\n")
+	f.Publish("b", "nonsense: [\n") // broken: removed by unregisterAny
+	for _, n := range []string{"a", "b"} {
+		for _, p := range []string{filepath.Join(f.Scandir, n), filepath.Join(f.Scandir, n, "service.yaml")} {
+			if err := os.Lchown(p, 10000, 10000); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	most, release, restore := manager.CountRemovals()
+	defer restore()
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"a"}}, 0, "")
+	testprog.WaitFor(t, 10*time.Second, "a's removal under way", func() bool { return most() >= 1 })
+	cl, err := control.Dial(f.Sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_, err = cl.Do(ctx, &control.Request{Verb: control.VerbUnregister, Names: []string{"b"}})
+	cancel()
+	if err == nil {
+		t.Fatal("unregister b answered while a's removal held the user's turn")
+	}
+	release()
+	released = true
+	// b's request is over once the server has closed its connection.
+	sockDir := filepath.Dir(f.Sock)
+	testprog.WaitFor(t, 10*time.Second, "the server done with b's request", func() bool { return testprog.Accepted(t, sockDir) == 0 })
+	if _, err := os.Lstat(filepath.Join(f.Scandir, "b")); err != nil {
+		t.Errorf("b, whose unregister's client gave up, removed all the same: %v", err)
+	}
+	if resp := f.Do(control.Request{Verb: control.VerbUnregister, Names: []string{"a"}, Wait: "10s"}); !resp.OK && resp.Code != control.CodeNoService {
+		t.Errorf("unregister a --wait: %d %q", resp.Code, resp.Error)
+	}
+}

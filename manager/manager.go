@@ -79,22 +79,32 @@ type Manager struct {
 	// for its runner, its record's fsyncs or a turn of asuser.Do, all of
 	// which the image's user can make slow (root's hsvc restart of a root
 	// service waited behind the hermes user's requests, 10 s and more).
-	// Each such request holds underWay for reading, for the shutdown to
-	// wait for those let through before Stopping (awaitRequest).
+	// Each such request is counted in underWay, for the shutdown to wait
+	// for those let through before Stopping (awaitRequest) without a lock
+	// that later requests would queue behind.
 	requests    keylock.Map
-	underWay    sync.RWMutex
+	underWayMu  sync.Mutex
+	underWay    int           // requests holding lockRequest; guarded by underWayMu
+	idle        chan struct{} // awaitRequest's, closed when underWay drops to 0; guarded by underWayMu
 	removing    chan struct{} // a token while a scandir dir is removed as the user (removeSlot)
 	registering chan struct{} // a token while another user's register publishes (register)
 }
 
-// lockRequest takes the request lock of the service name and a share of
-// underWay, and returns the function that gives both back.
+// lockRequest counts a request in underWay and takes the request lock of
+// the service name, and returns the function that gives both back.
 func (m *Manager) lockRequest(name string) (unlock func()) {
-	m.underWay.RLock()
+	m.underWayMu.Lock()
+	m.underWay++
+	m.underWayMu.Unlock()
 	unlockName := m.requests.Lock(name)
 	return func() {
 		unlockName()
-		m.underWay.RUnlock()
+		m.underWayMu.Lock()
+		if m.underWay--; m.underWay == 0 && m.idle != nil {
+			close(m.idle)
+			m.idle = nil
+		}
+		m.underWayMu.Unlock()
 	}
 }
 
@@ -166,20 +176,21 @@ func (m *Manager) Shutdown(ctx context.Context, deadline time.Time) {
 // request that gets through later starts nothing: the stopped services
 // refuse it.
 func (m *Manager) awaitRequest(deadline time.Time) {
-	if m.underWay.TryLock() {
+	// No lock the requests to come wait behind: a writer left waiting
+	// for a hung request held every later one, of every service.
+	m.underWayMu.Lock()
+	if m.underWay == 0 {
 		// None under way: the usual case, and one a shutdown that
 		// begins at its deadline (a bare main that outlived it) must
 		// not see lost to a timer of zero.
-		m.underWay.Unlock()
+		m.underWayMu.Unlock()
 		return
 	}
-	done := make(chan struct{})
-	go func() {
-		m.underWay.Lock()
-		//lint:ignore SA2001 the wait for the holders is the point
-		m.underWay.Unlock()
-		close(done)
-	}()
+	if m.idle == nil {
+		m.idle = make(chan struct{})
+	}
+	done := m.idle
+	m.underWayMu.Unlock()
 	t := time.NewTimer(min(maxRequestWait, time.Until(deadline)/4))
 	defer t.Stop()
 	select {

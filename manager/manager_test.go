@@ -766,6 +766,16 @@ func TestShutdownDoesNotWaitPastDeadline(t *testing.T) {
 	if st.State != "down" || st.LastExit == nil || st.LastExit.Code != 7 {
 		t.Errorf("d after the shutdown: %+v, want down, exited 7 at its TERM", st)
 	}
+	// The wait given up leaves nothing a later request of another service
+	// waits behind: it left a writer on a lock every request took a share
+	// of, and each of them, for any service, waited for the hung one.
+	other := make(chan struct{})
+	go func() { manager.HoldRequest(f.M, "e")(); close(other) }()
+	select {
+	case <-other:
+	case <-time.After(5 * time.Second):
+		t.Error("a request for e waits for d's, which the shutdown gave up on")
+	}
 }
 
 // A register once the shutdown has begun is refused as a start is: it
@@ -1072,4 +1082,47 @@ func TestRegisterOverAnUnsupervisedDir(t *testing.T) {
 	f.Publish("gateway-x", "command: [x]\nrestart: sometimes\n")
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "x", Down: true},
 		control.CodeFailed, "register gateway-x: its dir is in the scandir already, but hinit does not supervise it (not read yet, or refused: see hsvc status and hinit's log)")
+}
+
+// A register whose client leaves while its slot is being published is
+// recorded all the same: the slot is published, and its gateway started
+// once the watcher reads it, so without "running" in its state file the
+// next boot would undo what this one runs. Before, its wait for the
+// watcher ended with the client and returned before the record. (The
+// server sees the hang-up at the client's close, before the publish is let
+// go; were it later, the test would pass without testing: it cannot fail
+// with the record written.)
+func TestRegisterRecordedWhenItsClientLeft(t *testing.T) {
+	f, state := coderGateway(t)
+	if err := os.WriteFile(state, []byte(`{"desired_state":"stopped"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	most, release, restore := manager.CountPublishes()
+	defer restore()
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	cl, err := control.Dial(f.Sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	left := make(chan error, 1)
+	go func() {
+		_, err := cl.Do(ctx, &control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"})
+		left <- err
+	}()
+	testprog.WaitFor(t, 10*time.Second, "the publish under way", func() bool { return most() >= 1 })
+	cancel() // hsvc's own timeout
+	if err := <-left; err == nil {
+		t.Fatal("the register answered before its publish was let go")
+	}
+	release()
+	released = true
+	testprog.WaitFor(t, 10*time.Second, "gateway-coder up and recorded running", func() bool {
+		return f.State("gateway-coder") == "up" && desiredState(state) == "running"
+	})
 }

@@ -90,12 +90,15 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout, Drain: drain})
 	dir := filepath.Join(m.scandir, name)
 	published, _ := os.Lstat(dir)
-	if why, resp := m.waitAdded(ctx, name, noted); why != "" {
+	// Published: it is started once the watcher reads it, whether its
+	// client still waits or not; so it is waited for (QuickAnswer at most)
+	// and recorded as if it did, or the next boot would undo it.
+	if why, resp := m.waitAdded(context.WithoutCancel(ctx), name, noted); why != "" {
 		// Refused or broken: the watcher would keep the dir, and start
 		// it once a slot frees or the template renders. A failed register
 		// leaves nothing behind.
 		if fi, err := os.Lstat(dir); err == nil && published != nil && os.SameFile(fi, published) {
-			if err := m.removeSlot(name, false); err != nil {
+			if err := m.removeSlot(context.WithoutCancel(ctx), name, false); err != nil {
 				m.log.Error("register: refused dir not removed", "svc", name, "err", err)
 			}
 		}
@@ -106,14 +109,15 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	if s := m.group.Get(name); s != nil && !req.Down {
 		// A start: hermes' gateway start of a profile without a slot,
 		// unless a stop came first.
-		unlock := m.lockRequest(name)
 		var rec error
-		if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
-			// Published and started: recorded too, whether its client
-			// waits or not, or the next boot would undo it.
-			rec = m.recordDesired(context.WithoutCancel(ctx), s, control.VerbStart, false)
-		}
-		unlock()
+		func() {
+			defer m.lockRequest(name)() // given back on a panic too
+			if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
+				// Published and started: recorded too, whether its client
+				// waits or not, or the next boot would undo it.
+				rec = m.recordDesired(context.WithoutCancel(ctx), s, control.VerbStart, false)
+			}
+		}()
 		if rec != nil {
 			return unrecordedAnswer("register", []string{name + ": " + rec.Error()})
 		}
@@ -206,7 +210,7 @@ func (m *Manager) unregisterAny(ctx context.Context, c control.Caller, req *cont
 			return m.awaitLeft(ctx, name, done, req)
 		}
 		if m.dyn.why(name) != "" {
-			if err := m.removeSlot(name, c.Root); err != nil {
+			if err := m.removeSlot(ctx, name, c.Root); err != nil {
 				return control.Errorf(control.CodeFailed, "unregister %s: %v", name, err)
 			}
 			return control.OK()
@@ -248,7 +252,7 @@ var leftWaitBegins = func(string) {}
 // process is gone.
 func (m *Manager) removeWhenGone(s *supervise.Service, root bool) *control.Response {
 	<-s.Done()
-	err := m.removeSlot(s.Name(), root)
+	err := m.removeSlot(context.Background(), s.Name(), root)
 	m.dyn.left(s.Name(), err)
 	if err != nil {
 		m.log.Error("unregister: service dir not removed", "svc", s.Name(), "err", err)
@@ -274,7 +278,7 @@ var removeAll = asuser.RemoveAllAt
 // root would remove that tree's root-owned NAME. removeAll never follows
 // a symlink: a link in place of the dir is removed, not what it points
 // to.
-func (m *Manager) removeSlot(name string, root bool) error {
+func (m *Manager) removeSlot(ctx context.Context, name string, root bool) error {
 	dir := filepath.Join(m.scandir, name)
 	w := m.watcher.Load()
 	if w == nil {
@@ -299,10 +303,16 @@ func (m *Manager) removeSlot(name string, root bool) error {
 	}
 	// One removal as the user at a time: each may hold a turn of
 	// asuser.Do for its whole budget (a tree its owner grows under it),
-	// and the user may ask for any number, which took every turn.
-	m.removing <- struct{}{}
+	// and the user may ask for any number, which took every turn. A
+	// request whose client left meanwhile removes nothing: it was told
+	// that it failed.
+	select {
+	case m.removing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("remove %s: %w", dir, ctx.Err())
+	}
 	defer func() { <-m.removing }()
-	return m.asUser(remove)
+	return m.asUserCtx(ctx, remove)
 }
 
 // waitAdded waits until the scandir watcher has added name, or has noted
