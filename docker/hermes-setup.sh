@@ -243,7 +243,11 @@ join_group() {
 join_device_groups() {
 	is_root || return 0
 	for sock in /var/run/docker.sock /run/docker.sock; do
-		if [ -S "$sock" ]; then
+		# /run is 1777 and docker restart keeps it: the socket itself,
+		# not a link hermes put there to another of root's sockets (a
+		# symlink, or a hard link where fs.protected_hardlinks is 0),
+		# whose group hermes would join.
+		if [ -S "$sock" ] && [ ! -L "$sock" ] && [ "$(stat -c %h "$sock")" = 1 ]; then
 			join_group "$sock" hostdocker
 			break
 		fi
@@ -423,7 +427,9 @@ fix_ownership() {
 		# hermes' again, and gives the dirs whole again.
 		chown "$HUID:$HGID" "$HERMES_HOME" || say "warning: cannot chown $HERMES_HOME"
 	fi
-	for d in $EVERY_BOOT_DIRS; do give_tree "$d" $whose; done
+	# (given whole above when the top dir was not hermes': each is one of
+	# OWNED_DIRS, and a second walk only said each refusal twice)
+	[ -z "$whose" ] || for d in $EVERY_BOOT_DIRS; do give_tree "$d" root; done
 	p=$HERMES_HOME/logs/gateways
 	# the dir alone, opened as chown_tree opens a tree (a chown -h of the
 	# path would go through a logs swapped for a symlink meanwhile)
@@ -444,6 +450,9 @@ fix_ownership() {
 		if [ -z "$whose" ] || mounted "$p"; then
 			own "$p" || say "warning: cannot chown $p"
 		else
+			# said, as give_tree says it of a tree: a root file hermes
+			# renamed here (an operator's secret) is given too
+			[ "$(stat -c %u "$p")" != 0 ] || say "giving root's $p to hermes ($HUID:$HGID)"
 			chown_tree -from-root "$HUID:$HGID" "$p" || say "warning: cannot chown $p"
 		fi
 		case $(stat -c %A "$p") in ?rw*) ;; *) as_hermes chmod u+rw "$p" || say "warning: cannot chmod u+rw $p" ;; esac

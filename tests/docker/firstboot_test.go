@@ -369,3 +369,38 @@ func TestRemapRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestPlantedDockerSocketNotJoined: /run is 1777 and docker restart keeps
+// it, so hermes can put a symlink to another of root's sockets at
+// /run/docker.sock; the boot joins the group of the docker socket itself
+// only, not of what a link leads to. (Before, a symlink was refused only by
+// accident: stat -c %g gave the link's own group, hermes'. A hard link,
+// which fs.protected_hardlinks=0 allows, is refused by its link count; a
+// test cannot change that host-wide setting.)
+func TestPlantedDockerSocketNotJoined(t *testing.T) {
+	t.Parallel()
+	needEngine(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("this test makes a socket owned by another group: run it as root, as CI does")
+	}
+	sock := filepath.Join(t.TempDir(), "ops.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := os.Chown(sock, 0, 4545); err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, []string{"-v", sock + ":/srv/ops.sock"}, "sleep", "infinity")
+	c.booted()
+	c.sh("hermes", "ln -s /srv/ops.sock /run/docker.sock")
+	must(t, "restart", c.id)
+	c.booted()
+	if groups := strings.Fields(c.procStatus(c.mainPID(), "Groups")); slices.Contains(groups, "4545") {
+		t.Errorf("main has groups %v: hermes joined the group of a socket its symlink led to", groups)
+	}
+	if l := c.logs(); strings.Contains(l, "added hermes to group") {
+		t.Errorf("the boot joined a group through hermes' symlink:\n%s", l)
+	}
+}
