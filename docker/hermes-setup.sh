@@ -682,7 +682,8 @@ browser_path() {
 	[ -d "$PLAYWRIGHT_BROWSERS_PATH" ] || return 0
 	bin=
 	for n in $BROWSER_NAMES; do
-		bin=$(find "$PLAYWRIGHT_BROWSERS_PATH" -type f -name "$n" -perm -100 2>/dev/null | head -n 1)
+		# bounded: the path may be in the volume, a tree hermes grows
+		bin=$(limited 60 find "$PLAYWRIGHT_BROWSERS_PATH" -type f -name "$n" -perm -100 2>/dev/null | head -n 1)
 		[ -z "$bin" ] || break
 	done
 	if [ -z "$bin" ]; then
