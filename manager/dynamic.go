@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/s6dir"
 	"hinit/scandir"
 	"hinit/supervise"
 	"hinit/svcname"
@@ -209,7 +210,7 @@ func (d *dynamic) applyDue() {
 // reference rendered from hinit.yaml. Who it runs as is the trust rule's
 // verdict: writing into the scandir never yields root (SPEC §3).
 func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
-	file := filepath.Join(e.Dir, "service.yaml")
+	file := filepath.Join(e.Dir, s6dir.DefinitionFile)
 	if e.Err != nil {
 		// It names the file at fault already, which may be another
 		// (notification-fd, run, the dir): no prefix of service.yaml.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hinit/config"
+	"hinit/s6dir"
 	"hinit/svcname"
 
 	"golang.org/x/sys/unix"
@@ -102,11 +103,11 @@ func fillSlot(tmp string, yamlData []byte, down bool) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := createFile(filepath.Join(tmp, "service.yaml"), yamlData); err != nil {
+	if err := createFile(filepath.Join(tmp, s6dir.DefinitionFile), yamlData); err != nil {
 		return err
 	}
 	if down {
-		return createFile(filepath.Join(tmp, "down"), nil)
+		return createFile(filepath.Join(tmp, s6dir.DownFile), nil)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"hinit/control"
+	"hinit/s6dir"
 )
 
 // Exit codes s6's tools use.
@@ -241,8 +242,8 @@ func neverReady(dir, until string) bool {
 // service of hinit.yaml (no dir) and a service.yaml dir are ready as hinit
 // says, by their ready: key.
 func readyAsHinitSays(dir string) bool {
-	s6 := fileExists(dir, "run") && !fileExists(dir, "service.yaml")
-	return !s6 || fileExists(dir, "notification-fd")
+	s6 := fileExists(dir, s6dir.RunFile) && !fileExists(dir, s6dir.DefinitionFile)
+	return !s6 || fileExists(dir, s6dir.NotificationFile)
 }
 
 // fileExists reports whether dir/name exists (a symlink counts as itself).

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"hinit/control"
+	"hinit/s6dir"
 	"hinit/signame"
 )
 
@@ -80,7 +81,7 @@ type svView struct {
 // normallyup and the readiness protocol are read from the dir itself, as
 // s6-svstat does.
 func view(st *control.Status, dir string, now time.Time) svView {
-	v := svView{now: now, normallyUp: !fileExists(dir, "down"), wantUp: st.Want == "up", exitCode: -1}
+	v := svView{now: now, normallyUp: !fileExists(dir, s6dir.DownFile), wantUp: st.Want == "up", exitCode: -1}
 	v.up = st.PID > 0 && !st.UpSince.IsZero()
 	if v.up {
 		v.pid, v.upDownSince = st.PID, st.UpSince

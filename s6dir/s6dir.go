@@ -27,6 +27,16 @@ import (
 	"hinit/trust"
 )
 
+// The names in a service dir that more packages than this one read: s6's
+// run, down and notification-fd, and hinit's own definition, which makes a
+// dir hinit's whatever else it holds.
+const (
+	RunFile          = "run"
+	DownFile         = "down"
+	NotificationFile = "notification-fd"
+	DefinitionFile   = "service.yaml"
+)
+
 // Dir is what an s6 servicedir asks for. It is comparable, so the scandir
 // notices any change.
 type Dir struct {
@@ -50,7 +60,7 @@ var ErrNotS6 = errors.New("no executable run file")
 // and shows every file it opened to judge, the trust rule's (package
 // trust). Symlinks are refused, FIFOs never opened.
 func Read(dfd int, path string, judge *trust.Judge) (*Dir, error) {
-	if ok, err := executable(dfd, "run", path, judge); err != nil || !ok {
+	if ok, err := executable(dfd, RunFile, path, judge); err != nil || !ok {
 		if err == nil {
 			err = ErrNotS6
 		}
@@ -61,7 +71,7 @@ func Read(dfd int, path string, judge *trust.Judge) (*Dir, error) {
 	if d.Finish, err = executable(dfd, "finish", path, judge); err != nil {
 		return nil, err
 	}
-	if d.NotificationFD, err = number(dfd, "notification-fd", path, judge, 3, launch.MaxFD); err != nil {
+	if d.NotificationFD, err = number(dfd, NotificationFile, path, judge, 3, launch.MaxFD); err != nil {
 		return nil, err
 	}
 	ms, err := number(dfd, "timeout-kill", path, judge, 0, 1<<31-1)
@@ -173,7 +183,7 @@ func logRun(dfd int, path string, judge *trust.Judge) (bool, error) {
 		return false, fmt.Errorf("stat %s/log: %w", path, err)
 	}
 	judge.Add(path+"/log", &st)
-	return executable(lfd, "run", path+"/log", judge)
+	return executable(lfd, RunFile, path+"/log", judge)
 }
 
 // DefaultKillTimeout is the SIGKILL deadline of a dir without

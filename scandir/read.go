@@ -72,7 +72,7 @@ func readEntry(sfd int, name, path string, s6 bool, chose []trust.Link, seed map
 	if e.Err == nil {
 		e.sum = maphash.Bytes(seed, e.YAML)
 	}
-	e.Down = hasFile(dfd, "down")
+	e.Down = hasFile(dfd, s6dir.DownFile)
 	return e, true, nil
 }
 
@@ -114,7 +114,7 @@ func hasFile(dfd int, name string) bool {
 // caps what is read.
 func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error) {
 	path := dir + "/service.yaml"
-	fd, err := unix.Openat(dfd, "service.yaml", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(dfd, s6dir.DefinitionFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, time.Time{}, fmt.Errorf("open %s: %w", path, ErrNotRegular)
 	}

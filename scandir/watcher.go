@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/s6dir"
 	"hinit/trust"
 )
 
@@ -594,9 +595,9 @@ func (w *Watcher) noteService(ev rawEvent, dirty map[string]bool) {
 	case ev.mask&unix.IN_IGNORED != 0:
 		w.dirs.dropWd(ev.wd)
 		dirty[name] = true
-	case ev.name == "down":
+	case ev.name == s6dir.DownFile:
 		dirty[name] = true
-	case ev.name == "service.yaml":
+	case ev.name == s6dir.DefinitionFile:
 		if ev.mask&unix.IN_CREATE == 0 {
 			dirty[name] = true
 		}
