@@ -122,15 +122,16 @@ func (m Mark) OOMKilled(sig syscall.Signal, sentByHinit bool) bool {
 	return sig == syscall.SIGKILL && !sentByHinit && m.oom.rose()
 }
 
-// PidsLimited reports whether a failed run of a process marked m (exit
-// code non-zero, or killed by sig, a signal hinit did not send) is put
-// down to the container's pids limit: it refused a new process or thread
-// while the process ran. As for the OOM killer, the kernel does not say
-// whose: a program that cannot start a thread fails in its own way (Go's
-// runtime exits 2, Python raises, glibc's abort is a SIGABRT).
-func (m Mark) PidsLimited(code int, sig syscall.Signal, sentByHinit bool) bool {
-	failed := code != 0 || sig != 0 && !sentByHinit
-	return failed && m.pids.rose()
+// PidsLimited reports whether a run of a process marked m that failed on
+// its own (exit code non-zero, or killed by sig; not endedByHinit, by its
+// stop or a kill) is put down to the container's pids limit: it refused a
+// new process or thread while the process ran. As for the OOM killer, the
+// kernel does not say whose: a program that cannot start a thread fails in
+// its own way (Go's runtime exits 2, Python raises, glibc's abort is a
+// SIGABRT).
+func (m Mark) PidsLimited(code int, sig syscall.Signal, endedByHinit bool) bool {
+	failed := code != 0 || sig != 0
+	return failed && !endedByHinit && m.pids.rose()
 }
 
 // OOMKillsOf is OOMKills of the cgroup at dir: oom_kill of its

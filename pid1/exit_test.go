@@ -155,12 +155,15 @@ func TestMainDeathCause(t *testing.T) {
 		{Signal: syscall.SIGTERM}: "",
 		{Code: 0}:                 "",
 	} {
-		if got := m.deathCause(st); got != want {
+		if got := m.deathCause(st, false); got != want {
 			t.Errorf("deathCause(%+v) = %q, want %q", st, got, want)
 		}
 	}
+	if got := m.deathCause(reaper.Status{Code: 1}, true); got != "" {
+		t.Errorf("deathCause of exit 1 during the shutdown = %q, want nothing", got)
+	}
 	m.killed.Store(true)
-	if got := m.deathCause(reaper.Status{Signal: syscall.SIGKILL}); got != "" {
+	if got := m.deathCause(reaper.Status{Signal: syscall.SIGKILL}, true); got != "" {
 		t.Errorf("deathCause of hinit's own SIGKILL = %q, want nothing", got)
 	}
 }

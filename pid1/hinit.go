@@ -405,7 +405,7 @@ func (h *hinit) loop() int {
 			h.restoreTerminal()
 			h.logToStderrAgain()
 			h.errGate.release() // the terminal is nobody's now; console copies stay off it (SPEC §2)
-			if why := h.main.deathCause(st); why != "" {
+			if why := h.main.deathCause(st, !h.exitBy.IsZero()); why != "" {
 				h.log.Warn("main exited: "+why, "pid", st.PID, "code", st.ExitStatus())
 			} else {
 				h.log.Info("main exited", "pid", st.PID, "code", st.ExitStatus())

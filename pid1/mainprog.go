@@ -37,14 +37,14 @@ type mainProc struct {
 
 // deathCause is what the container's cgroup tells of main's exit st, ""
 // when nothing: an OOM kill (a SIGKILL hinit did not send), or a non-zero
-// exit code while the pids limit refused a new process or thread. A death
-// by another signal is not put down to the pids limit: it may be one hinit
-// forwarded.
-func (m *mainProc) deathCause(st reaper.Status) string {
+// exit code while the pids limit refused a new process or thread, unless
+// the shutdown had begun (its code answers a signal). A death by another
+// signal is not put down to the pids limit: it may be one hinit forwarded.
+func (m *mainProc) deathCause(st reaper.Status, shuttingDown bool) string {
 	switch {
 	case m.mark.OOMKilled(st.Signal, m.killed.Load()):
 		return "killed by SIGKILL, " + cgroup.OOMReason
-	case st.Signal == 0 && m.mark.PidsLimited(st.Code, 0, false):
+	case st.Signal == 0 && m.mark.PidsLimited(st.Code, 0, shuttingDown):
 		return fmt.Sprintf("exit %d, %s", st.Code, cgroup.PidsReason)
 	}
 	return ""

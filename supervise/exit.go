@@ -64,8 +64,8 @@ func (r *runner) exited(st reaper.Status) {
 // exitOf is how p's run ended, st its status: a SIGKILL hinit did not
 // send is put down to the OOM killer when the container's cgroup counted
 // an OOM kill since p started; any other failure, to the pids limit when
-// it refused a new process or thread meanwhile. A signal of a stop is
-// hinit's own.
+// it refused a new process or thread meanwhile, unless hinit ended the
+// run (a stop: its status answers the stop signal).
 func (r *runner) exitOf(p *instance, st reaper.Status) *Exit {
 	ex := &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.mark.OOMKilled(st.Signal, p.killed)}
 	ex.PidsLimit = !ex.OOM && p.mark.PidsLimited(st.Code, st.Signal, p.killed || r.state == StateStopping)

@@ -1078,12 +1078,18 @@ func TestOOMKill(t *testing.T) {
 
 // A service that fails while the container's pids limit refuses it a
 // fork is said to have met the limit, in its status and in hinit's log;
-// one that fails with no refusal counted since it started is not. The
-// limit is a real cgroup's (root only).
+// one that fails with no refusal counted since it started is not, nor one
+// that exits non-zero at its stop. The limit is a real cgroup's (root
+// only).
 func TestPidsLimit(t *testing.T) {
 	cg := testcg.Pids(t, 1)
 	f := newFixture(t)
 	f.group.deps.Cgroup.PidsRefusals = cg.PidsRefusals
+	stopper := def("stopper", "exit", "0")
+	stopper.Command = []string{"/bin/sh", "-c", `trap "exit 3" TERM; echo >&3; while :; do sleep 1; done`}
+	stopper.Ready.NotifyFD = 3
+	sp := f.add(stopper, true)
+	waitState(t, sp, StateUp)
 	// It joins the group, where it is the one task allowed: the shell's
 	// fork of /bin/true fails, and the shell exits 2.
 	forks := def("forks", "exit", "0")
@@ -1099,6 +1105,13 @@ func TestPidsLimit(t *testing.T) {
 	}
 	if logged := f.logged.String(); !strings.Contains(logged, `msg="exited: `+said) {
 		t.Errorf("hinit's log does not say forks met the pids limit:\n%s", logged)
+	}
+	// Up during the refusal, exit 3 at its stop.
+	if err := sp.Stop(true); err != nil {
+		t.Fatal(err)
+	}
+	if st := waitState(t, sp, StateDown); st.LastExit == nil || st.LastExit.Code != 3 || st.LastExit.PidsLimit {
+		t.Errorf("stopper, exit 3 at its stop, ended %+v; want exit 3, not the pids limit", st.LastExit)
 	}
 	// Started after the refusal, failing on its own.
 	fails := def("fails", "exit", "3")
