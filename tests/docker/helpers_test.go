@@ -175,8 +175,8 @@ type svc struct {
 	Restarts int    `json:"restarts"`
 	Reason   string `json:"reason"`
 	LastExit *struct {
-		Code   int    `json:"code"`
-		Signal string `json:"signal"`
+		Code      int    `json:"code"`
+		Signal    string `json:"signal"`
 		OOM       bool   `json:"oom"`
 		PidsLimit bool   `json:"pids_limit"`
 	} `json:"last_exit"`
