@@ -34,6 +34,7 @@ case $mode in
 s6)
 	s6-svscan "$scan" >"$work/supervisor.log" 2>&1 &
 	sup=$!
+	i=0; while [ ! -p "$scan/.s6-svscan/control" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 	;;
 hinit)
 	printf 'compat: s6-overlay\n' >"$work/hinit.yaml"
@@ -41,7 +42,9 @@ hinit)
 		"$3" sleep 1000 >"$work/supervisor.log" 2>&1 &
 	sup=$!
 	export HINIT_RUNTIME_DIR=$work/rt
-	i=0; while [ ! -S "$work/rt/control.sock" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	# until hinit answers: its socket answers "hinit is booting" (111
+	# from s6-svscanctl) until the manager takes over
+	i=0; while ! s6-svscanctl -a "$scan" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 	;;
 esac
 
