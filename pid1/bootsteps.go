@@ -48,18 +48,26 @@ func (h *hinit) environAfterHooks() map[string]string {
 // env: of hinit.yaml when there is no such dir. While the boot starts its
 // services it is the one reading made after the boot hooks (bootEnv): until
 // main runs, only hinit and root's hooks could have changed the dir, and a
-// thousand services then cost one reading instead of a thousand. The map
-// may be shared: callers must not modify it.
+// thousand services then cost one reading instead of a thousand. A
+// reading that fails (hinit out of descriptors, a hung /run) gives the
+// last good one: hinit's own environment lacks what boot hooks and
+// with-contenv writers put there. The map may be shared: callers must not
+// modify it.
 func (h *hinit) containerEnv() map[string]string {
 	if env := h.bootEnv.Load(); env != nil {
 		return *env
 	}
 	if h.envDir != "" {
-		if env, err := contenvd.Read(h.envDir); err == nil {
+		env, err := contenvd.Read(h.envDir)
+		if err == nil {
+			h.lastEnv.Store(&env)
 			return env
-		} else {
-			h.log.Warn("environment dir unreadable: using hinit's own environment", "err", err)
 		}
+		if last := h.lastEnv.Load(); last != nil {
+			h.log.Warn("environment dir unreadable: using its last good reading", "err", err)
+			return *last
+		}
+		h.log.Warn("environment dir unreadable: using hinit's own environment", "err", err)
 	}
 	return h.bootEnviron()
 }

@@ -95,6 +95,7 @@ type hinit struct {
 	stopWatching context.CancelFunc
 	envDir       string                            // the container environment dir, "" when it could not be written
 	bootEnv      atomic.Pointer[map[string]string] // while the boot starts services: the environment they all get
+	lastEnv      atomic.Pointer[map[string]string] // the environment dir's last good reading (containerEnv)
 	wroteEnv     map[string]string                 // what writeEnvDir wrote
 	user         *account.Account                  // hinit.yaml's user; nil when not root or none is configured
 	ttyLog       *os.File                          // with a terminal: where hinit's lines and boot hooks' output go
@@ -174,6 +175,7 @@ func boot(args []string, opts *options) int {
 	h.mgr = manager.New(svcCtx, h.managerOptions())
 	h.mgr.Reconcile(env, args)
 	h.bootEnv.Store(&env)
+	h.lastEnv.Store(&env)
 	h.mgr.StartStatic(env)
 	watchCtx, stopWatching := context.WithCancel(svcCtx)
 	h.stopWatching = stopWatching

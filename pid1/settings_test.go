@@ -1,8 +1,11 @@
 package pid1
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +74,33 @@ func TestWaitMainSetting(t *testing.T) {
 	}
 	if s := (&settings{cfg: config.Default(), shutdownTimeout: time.Second}).nested(); s.waitMain || !s.bare {
 		t.Errorf("nested: %+v; want bare with the image's deadline", s)
+	}
+}
+
+// A start after the environment dir could not be read (hinit out of
+// descriptors) gets the dir's last good reading, not hinit's own
+// environment, which lacks what boot hooks and with-contenv writers put
+// there.
+func TestContainerEnvKeepsLastGoodReading(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "env")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "HOOK_SET"), []byte("yes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	h := &hinit{envDir: dir, set: &settings{cfg: &config.Config{}}, log: slog.New(slog.NewTextHandler(&logged, nil))}
+	if env := h.containerEnv(); env["HOOK_SET"] != "yes" {
+		t.Fatalf("HOOK_SET=%q from the environment dir, want yes", env["HOOK_SET"])
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if env := h.containerEnv(); env["HOOK_SET"] != "yes" {
+		t.Errorf("HOOK_SET=%q once the dir was unreadable, want the last good reading's yes", env["HOOK_SET"])
+	}
+	if !strings.Contains(logged.String(), "environment dir unreadable: using its last good reading") {
+		t.Errorf("log %q does not say which environment was used", logged.String())
 	}
 }
