@@ -680,10 +680,14 @@ auth_bootstrap() {
 browser_path() {
 	[ -z "${AGENT_BROWSER_EXECUTABLE_PATH:-}" ] && [ -n "${PLAYWRIGHT_BROWSERS_PATH:-}" ] || return 0
 	[ -d "$PLAYWRIGHT_BROWSERS_PATH" ] || return 0
+	# One walk for every name, bounded: the path may be in the volume, a
+	# tree hermes grows. Then the first name of BROWSER_NAMES found wins.
+	set --
+	for n in $BROWSER_NAMES; do set -- "$@" ${1+-o} -name "$n"; done
+	found=$(limited 60 find "$PLAYWRIGHT_BROWSERS_PATH" -type f \( "$@" \) -perm -100 2>/dev/null) || true
 	bin=
 	for n in $BROWSER_NAMES; do
-		# bounded: the path may be in the volume, a tree hermes grows
-		bin=$(limited 60 find "$PLAYWRIGHT_BROWSERS_PATH" -type f -name "$n" -perm -100 2>/dev/null | head -n 1)
+		bin=$(printf '%s\n' "$found" | awk -v n="$n" -F/ '$NF == n { print; exit }')
 		[ -z "$bin" ] || break
 	done
 	if [ -z "$bin" ]; then

@@ -303,11 +303,13 @@ func TestRemovalGivesUpWithItsClient(t *testing.T) {
 	if err == nil {
 		t.Fatal("unregister b answered while a's removal held the user's turn")
 	}
-	release()
-	released = true
-	// b's request is over once the server has closed its connection.
+	// b's request is over once the server has closed its connection:
+	// while a's removal still holds the user's turn. Before, it waited
+	// for that turn, and removed b once a's removal was let go.
 	sockDir := filepath.Dir(f.Sock)
 	testprog.WaitFor(t, 10*time.Second, "the server done with b's request", func() bool { return testprog.Accepted(t, sockDir) == 0 })
+	release()
+	released = true
 	if _, err := os.Lstat(filepath.Join(f.Scandir, "b")); err != nil {
 		t.Errorf("b, whose unregister's client gave up, removed all the same: %v", err)
 	}

@@ -105,6 +105,17 @@ func CountRemovals() (most func() int, release, restore func()) {
 	return g.most, g.release, func() { removeAll = asuser.RemoveAllAt }
 }
 
+// HoldPublishedUntilGivenUp holds each register once its slot is published
+// until its request's context ends (its client left), telling reached
+// first.
+func HoldPublishedUntilGivenUp(reached chan<- struct{}) (restore func()) {
+	slotPublished = func(ctx context.Context) {
+		reached <- struct{}{}
+		<-ctx.Done()
+	}
+	return func() { slotPublished = func(context.Context) {} }
+}
+
 // CountPublishes makes every register's publish wait for release, and
 // counts how many wait at once at most, until restore.
 func CountPublishes() (most func() int, release, restore func()) {

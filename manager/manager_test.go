@@ -1084,27 +1084,19 @@ func TestRegisterOverAnUnsupervisedDir(t *testing.T) {
 		control.CodeFailed, "register gateway-x: its dir is in the scandir already, but hinit does not supervise it (not read yet, or refused: see hsvc status and hinit's log)")
 }
 
-// A register whose client leaves while its slot is being published is
-// recorded all the same: the slot is published, and its gateway started
-// once the watcher reads it, so without "running" in its state file the
-// next boot would undo what this one runs. Before, its wait for the
-// watcher ended with the client and returned before the record. (The
-// server sees the hang-up at the client's close, before the publish is let
-// go; were it later, the test would pass without testing: it cannot fail
-// with the record written.)
+// A register whose client leaves once its slot is published is recorded
+// all the same: the slot is published, and its gateway started once the
+// watcher reads it, so without "running" in its state file the next boot
+// would undo what this one runs. Before, its wait for the watcher ended
+// with the client and returned before the record (unless the watcher had
+// added the service by then: the test failed every other run).
 func TestRegisterRecordedWhenItsClientLeft(t *testing.T) {
 	f, state := coderGateway(t)
 	if err := os.WriteFile(state, []byte(`{"desired_state":"stopped"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	most, release, restore := manager.CountPublishes()
-	defer restore()
-	released := false
-	defer func() {
-		if !released {
-			release()
-		}
-	}()
+	reached := make(chan struct{}, 1)
+	defer manager.HoldPublishedUntilGivenUp(reached)()
 	cl, err := control.Dial(f.Sock)
 	if err != nil {
 		t.Fatal(err)
@@ -1115,13 +1107,15 @@ func TestRegisterRecordedWhenItsClientLeft(t *testing.T) {
 		_, err := cl.Do(ctx, &control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"})
 		left <- err
 	}()
-	testprog.WaitFor(t, 10*time.Second, "the publish under way", func() bool { return most() >= 1 })
-	cancel() // hsvc's own timeout
-	if err := <-left; err == nil {
-		t.Fatal("the register answered before its publish was let go")
+	select {
+	case <-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the register did not publish its slot")
 	}
-	release()
-	released = true
+	cancel() // hsvc's own timeout; the server goes on once it has seen it
+	if err := <-left; err == nil {
+		t.Fatal("the register answered while held after its publish")
+	}
 	testprog.WaitFor(t, 10*time.Second, "gateway-coder up and recorded running", func() bool {
 		return f.State("gateway-coder") == "up" && desiredState(state) == "running"
 	})

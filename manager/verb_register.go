@@ -87,6 +87,7 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	if err != nil {
 		return control.Errorf(control.CodeFailed, "register %s: %v", name, err)
 	}
+	slotPublished(ctx)
 	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout, Drain: drain})
 	dir := filepath.Join(m.scandir, name)
 	published, _ := os.Lstat(dir)
@@ -244,6 +245,10 @@ func (m *Manager) awaitLeft(ctx context.Context, name string, done <-chan struct
 		return control.Errorf(control.CodeFailed, "%s %s: %v", req.Verb, name, ctx.Err())
 	}
 }
+
+// slotPublished is called once a register has published its slot, with
+// the request's context; a test holds it there until its client leaves.
+var slotPublished = func(context.Context) {}
 
 // leftWaitBegins is called as awaitLeft begins to wait; a test counts.
 var leftWaitBegins = func(string) {}

@@ -146,7 +146,7 @@ func (h *hinit) sweep(deadline time.Time) {
 	case <-h.reaper.Idle():
 	case <-time.After(2 * time.Second):
 		why := ""
-		if h.lacksCapKill() {
+		if h.lacksCapKill() && h.isPID1 { // as a subreaper they outlive it
 			why = ": without CAP_KILL hinit cannot kill another user's processes; they end with hinit"
 		}
 		h.log.Error("processes left after SIGKILL" + why)

@@ -113,7 +113,7 @@ func hasFile(dfd int, name string) bool {
 // O_NONBLOCK keeps a FIFO planted there from blocking the open; MaxYAMLSize
 // caps what is read.
 func readYAML(dfd int, dir string, judge *trust.Judge) ([]byte, time.Time, error) {
-	path := dir + "/service.yaml"
+	path := dir + "/" + s6dir.DefinitionFile
 	fd, err := unix.Openat(dfd, s6dir.DefinitionFile, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ELOOP) {
 		return nil, time.Time{}, fmt.Errorf("open %s: %w", path, ErrNotRegular)

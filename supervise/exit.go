@@ -65,10 +65,12 @@ func (r *runner) exited(st reaper.Status) {
 // send is put down to the OOM killer when the container's cgroup counted
 // an OOM kill since p started; any other failure, to the pids limit when
 // it refused a new process or thread meanwhile, unless hinit ended the
-// run (a stop: its status answers the stop signal).
+// run (a stop, a restart asked by a signal: its status answers the
+// signal).
 func (r *runner) exitOf(p *instance, st reaper.Status) *Exit {
 	ex := &Exit{Code: st.Code, Signal: st.Signal, At: st.At, OOM: p.mark.OOMKilled(st.Signal, p.killed)}
-	ex.PidsLimit = !ex.OOM && p.mark.PidsLimited(st.Code, st.Signal, p.killed || r.state == StateStopping)
+	endedByHinit := p.killed || r.state == StateStopping || p.askedRestart(st.At)
+	ex.PidsLimit = !ex.OOM && p.mark.PidsLimited(st.Code, st.Signal, endedByHinit)
 	return ex
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1118,5 +1119,32 @@ func TestPidsLimit(t *testing.T) {
 	fails.Restart = config.RestartNever
 	if st := waitState(t, f.add(fails, true), StateExited); st.LastExit == nil || st.LastExit.Code != 3 || st.LastExit.PidsLimit {
 		t.Errorf("fails, exit 3 with no refusal counted, ended %+v; want exit 3, not the pids limit", st.LastExit)
+	}
+}
+
+// A run that ends at a restart asked by a signal (s6-svc -r, hsvc signal
+// --restart) answered hinit's signal: its exit code is not put down to the
+// pids limit, whatever was refused meanwhile.
+func TestPidsLimitNotBlamedForARestartSignal(t *testing.T) {
+	var refusals atomic.Uint64
+	f := newFixture(t)
+	f.group.deps.Cgroup.PidsRefusals = func() (uint64, bool) { return refusals.Load(), true }
+	d := def("graceful", "exit", "0")
+	d.Command = []string{"/bin/sh", "-c", `trap "exit 143" TERM; echo >&3; while :; do sleep 1; done`}
+	d.Ready.NotifyFD = 3
+	s := f.add(d, true)
+	first := waitState(t, s, StateUp).PID
+	refusals.Add(1) // another process's fork refused while it runs
+	if err := s.SignalRestart(syscall.SIGTERM, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := s.WaitFor(ctx, func(st Status) bool { return st.State == StateUp && st.PID != first && st.LastExit != nil })
+	if err != nil {
+		t.Fatalf("not restarted: %v", err)
+	}
+	if st.LastExit.Code != 143 || st.LastExit.PidsLimit {
+		t.Errorf("the run ended by the restart signal: %+v, want exit 143, not the pids limit", st.LastExit)
 	}
 }
