@@ -68,7 +68,7 @@ const OOMReason = "out of memory (the container's cgroup counted an OOM kill)"
 
 // PidsReason is what hinit says of a failed run Mark.PidsLimited puts
 // down to the pids limit, after "exit 2, ".
-const PidsReason = "the container's pids limit refused a new process or thread while it ran"
+const PidsReason = "the container's pids limit refused a new process or thread meanwhile"
 
 // Counts are the counters of the container's cgroup a death is judged
 // by: nil for a counter not to read.

@@ -151,7 +151,7 @@ func TestMainDeathCause(t *testing.T) {
 	oom, pids = 1, 1
 	for st, want := range map[reaper.Status]string{
 		{Signal: syscall.SIGKILL}: "killed by SIGKILL, out of memory (the container's cgroup counted an OOM kill)",
-		{Code: 2}:                 "exit 2, the container's pids limit refused a new process or thread while it ran",
+		{Code: 2}:                 "exit 2, the container's pids limit refused a new process or thread meanwhile",
 		{Signal: syscall.SIGTERM}: "",
 		{Code: 0}:                 "",
 	} {

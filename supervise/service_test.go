@@ -1100,7 +1100,7 @@ func TestPidsLimit(t *testing.T) {
 	if n, _ := cg.PidsRefusals(); st.LastExit == nil || st.LastExit.Code != 2 || !st.LastExit.PidsLimit || n == 0 {
 		t.Fatalf("forks ended %+v (%d refusals counted), want exit 2, the pids limit", st.LastExit, n)
 	}
-	const said = "exit 2, the container's pids limit refused a new process or thread while it ran"
+	const said = "exit 2, the container's pids limit refused a new process or thread meanwhile"
 	if !strings.Contains(st.Reason, said) {
 		t.Errorf("forks' reason %q, want it to say %q", st.Reason, said)
 	}
@@ -1146,5 +1146,25 @@ func TestPidsLimitNotBlamedForARestartSignal(t *testing.T) {
 	}
 	if st.LastExit.Code != 143 || st.LastExit.PidsLimit {
 		t.Errorf("the run ended by the restart signal: %+v, want exit 143, not the pids limit", st.LastExit)
+	}
+}
+
+// A start that fails while the pids limit refuses a process (the fork, or
+// the start shim's threads) is said to have met the limit, as a run is.
+// The count here rises between the mark and the judgement, as it does
+// when the fork is what was refused.
+func TestPidsLimitAtStart(t *testing.T) {
+	var reads atomic.Uint64
+	f := newFixture(t)
+	f.group.deps.Cgroup.PidsRefusals = func() (uint64, bool) { return reads.Add(1) - 1, true }
+	d := def("unstartable", "exit", "0")
+	d.Command = []string{"/nonexistent/program"}
+	d.Restart = config.RestartNever
+	st := waitState(t, f.add(d, true), StateExited)
+	if st.LastExit == nil || st.LastExit.Code != 127 || !st.LastExit.PidsLimit {
+		t.Fatalf("unstartable ended %+v, want 127, the pids limit", st.LastExit)
+	}
+	if want := "the container's pids limit refused a new process or thread meanwhile"; !strings.Contains(st.Reason, want) {
+		t.Errorf("reason %q, want it to say %q", st.Reason, want)
 	}
 }

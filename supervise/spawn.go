@@ -50,9 +50,17 @@ func (r *runner) spawn() {
 	mark := r.deps.Cgroup.Mark()
 	inst, err := r.startProcess(def, env)
 	if err != nil {
-		r.deps.Log.Error("cannot start", "svc", r.name, "err", err)
-		r.lastExit = &Exit{Code: launch.ExitCode(err), At: time.Now()}
-		r.afterExit(def, 0, err.Error(), true)
+		// A start that failed while the pids limit refused a fork (or
+		// the start shim's threads) is said to, as a failed run is.
+		ex := &Exit{Code: launch.ExitCode(err), At: time.Now()}
+		ex.PidsLimit = mark.PidsLimited(ex.Code, 0, false)
+		why := err.Error()
+		if ex.PidsLimit {
+			why += "; " + cgroup.PidsReason
+		}
+		r.deps.Log.Error("cannot start", "svc", r.name, "err", why)
+		r.lastExit = ex
+		r.afterExit(def, 0, why, true)
 		return
 	}
 	inst.mark = mark

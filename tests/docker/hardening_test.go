@@ -187,7 +187,7 @@ func TestPidsLimitNamed(t *testing.T) {
 	if s.LastExit == nil || s.LastExit.Code != 2 || !s.LastExit.PidsLimit {
 		t.Errorf("forker ended %+v, want exit 2, the pids limit", s.LastExit)
 	}
-	const why = "exit 2, the container's pids limit refused a new process or thread while it ran"
+	const why = "exit 2, the container's pids limit refused a new process or thread meanwhile"
 	if table := c.sh("hermes", "hsvc status forker"); !strings.Contains(table, "2 (pids limit)") || !strings.Contains(table, why) {
 		t.Errorf("hsvc status forker:\n%s\nwant 2 (pids limit) and why", table)
 	}
