@@ -88,17 +88,34 @@ func (s *Server) Serve(ctx context.Context, ln *Listener) error {
 	defer stop()
 	// Root's socket has a loop of its own: whatever waits in the other's
 	// accept queue, root's connection is taken at once. Closing ln ends both.
-	wg.Go(func() { s.acceptLoop(ctx, ln.root.acceptor, &wg) })
-	return s.acceptLoop(ctx, ln.socket.acceptor, &wg)
+	// Each loop's spare descriptor is opened now, while there is room.
+	rootSpare, spare := newSpare(), newSpare()
+	defer rootSpare.close()
+	defer spare.close()
+	wg.Go(func() { s.acceptLoop(ctx, ln.root.acceptor, &wg, rootSpare, true) })
+	return s.acceptLoop(ctx, ln.socket.acceptor, &wg, spare, false)
 }
 
 // acceptLoop accepts connections on a until ctx ends (nil) or a fails for
-// good, and serves each admitted one in a goroutine of wg.
-func (s *Server) acceptLoop(ctx context.Context, a *acceptor, wg *sync.WaitGroup) error {
+// good, and serves each admitted one in a goroutine of wg. With hinit's
+// descriptor table full (EMFILE, ENFILE: services of the image's user can
+// fill it), a connection would wait in the queue until its client gives
+// up ("did not answer in time"): the loop's spare descriptor sp, given
+// back for a moment, lets one in, which root's socket serves (a status, a
+// stop) and the other answers with why, at once.
+func (s *Server) acceptLoop(ctx context.Context, a *acceptor, wg *sync.WaitGroup, sp *spare, root bool) error {
 	var delay time.Duration
 	for {
 		conn, err := a.Accept()
+		lent := false
+		if err != nil && outOfDescriptors(err) && sp.lend() {
+			lent = true
+			conn, err = a.Accept()
+		}
 		if err != nil {
+			if lent {
+				sp.refill()
+			}
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -111,12 +128,81 @@ func (s *Server) acceptLoop(ctx context.Context, a *acceptor, wg *sync.WaitGroup
 			s.Log.Info("control: accepting connections again")
 			delay = 0
 		}
+		if lent {
+			s.warn.Warn("control: hinit is out of file descriptors: a connection taken with the spare one", -1, "root", root)
+			if !root {
+				s.refuse(conn, Errorf(CodeFailed, "hinit is out of file descriptors: see its log (docker logs); root's hsvc is still answered"))
+				sp.refill()
+				continue
+			}
+		}
 		if cred, sl := s.admit(conn); sl != nil {
 			wg.Go(func() {
 				defer sl.release()
+				if lent {
+					defer sp.refill() // once the connection is closed
+				}
 				s.serveConn(ctx, conn, cred, sl)
 			})
+		} else if lent {
+			sp.refill()
 		}
+	}
+}
+
+// outOfDescriptors reports whether err is an accept's for a full
+// descriptor table, this process's or the system's.
+func outOfDescriptors(err error) bool {
+	return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE)
+}
+
+// spare is a descriptor held back for a full descriptor table: closed, its
+// number is free for one accept (lend); reopened once that connection is
+// closed (refill), when the table has room for it again.
+type spare struct {
+	mu sync.Mutex
+	f  *os.File // nil while lent, or when it could not be opened
+}
+
+func newSpare() *spare {
+	sp := &spare{}
+	sp.refill()
+	return sp
+}
+
+// lend closes the spare descriptor; false when there is none to close
+// (its refill found the table full; the table may have room again now).
+func (sp *spare) lend() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.refill0()
+	if sp.f == nil {
+		return false
+	}
+	sp.f.Close()
+	sp.f = nil
+	return true
+}
+
+// refill opens the spare descriptor again, if the table has room.
+func (sp *spare) refill() {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.refill0()
+}
+
+func (sp *spare) refill0() {
+	if sp.f == nil {
+		sp.f, _ = os.Open(os.DevNull)
+	}
+}
+
+func (sp *spare) close() {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.f != nil {
+		sp.f.Close()
+		sp.f = nil
 	}
 }
 

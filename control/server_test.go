@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -495,5 +496,79 @@ func halfClose(t *testing.T, req, want string) {
 	resp, err := readResponse(conn)
 	if err != nil || resp.Error != want {
 		t.Fatalf("%s, half-closed: got %+v, %v; want %q", req, resp, err, want)
+	}
+}
+
+// TestOutOfDescriptors: with hinit's descriptor table full (services of
+// the image's user can fill it), a connection is taken with the spare
+// descriptor: root's is served, another's answered with why, at once.
+// Before, both waited in the accept queue until the client gave up ("did
+// not answer in time: it may be stuck").
+func TestOutOfDescriptors(t *testing.T) {
+	h := HandlerFunc(func(context.Context, Caller, *Request) *Response { return OK() })
+	path := startServer(t, "", h, nil)
+	cl, err := Dial(path) // served before the table is full: Serve runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := cl.Do(context.Background(), &Request{Verb: VerbList}); err != nil || !resp.OK {
+		t.Fatalf("list: %+v, %v", resp, err)
+	}
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	open, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	low := lim
+	low.Cur = uint64(len(open) + 64)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	var fillers []*os.File
+	defer func() {
+		for _, f := range fillers {
+			f.Close()
+		}
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}()
+	for {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			if !errors.Is(err, syscall.EMFILE) {
+				t.Fatal(err)
+			}
+			break
+		}
+		fillers = append(fillers, f)
+	}
+	// ask frees one descriptor, for the client's own socket, and asks.
+	ask := func(sock string) (*Response, error) {
+		last := fillers[len(fillers)-1]
+		fillers = fillers[:len(fillers)-1]
+		last.Close()
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(5 * time.Second))
+		// An answer given before the request was read makes the write
+		// fail (EPIPE), as the client's exchange allows: the answer is
+		// there to read.
+		conn.Write([]byte(`{"v":1,"verb":"start","names":["a"]}` + "\n"))
+		return readResponse(conn)
+	}
+	resp, err := ask(path)
+	if err != nil || resp.OK || !strings.Contains(resp.Error, "hinit is out of file descriptors") {
+		t.Errorf("a member's request with the table full: %+v, %v; want hinit is out of file descriptors", resp, err)
+	}
+	if os.Geteuid() != 0 {
+		return // root's socket is root's only
+	}
+	if resp, err := ask(filepath.Join(filepath.Dir(path), RootSocketName)); err != nil || !resp.OK {
+		t.Errorf("root's request with the table full: %+v, %v; want it served", resp, err)
 	}
 }
