@@ -22,8 +22,10 @@ const writeTimeout = 5 * time.Second
 var errTooLarge = errors.New("request too large")
 
 // serveConn runs one admitted connection: request, response. A long
-// request moves its slot to the waits first (or is answered busy).
-func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl *slot) {
+// request moves its slot to the waits first (or is answered busy); one
+// taken with the accept loop's spare descriptor (spared: hinit is out of
+// descriptors) is refused, as it would hold the spare for its whole wait.
+func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl *slot, spared bool) {
 	defer conn.Close()
 	defer s.logPanic("serving a control connection")
 	caller := callerOf(cred, func() ([]int, error) { return conn.peerGroups(int(cred.Pid)) }, s.group.Load().gid, s.selfUID)
@@ -47,6 +49,11 @@ func (s *Server) serveConn(ctx context.Context, conn *Conn, cred *unix.Ucred, sl
 		// Its hang-up could not be seen (a read at EOF answers at once):
 		// it would hold its slot until the wait ended, whoever had left.
 		resp = Errorf(CodeUsage, "a request that waits (wait, --wait) must end with a newline and keep the connection open until its answer")
+	}
+	if resp == nil && req.long() && spared {
+		// Taken with the loop's spare descriptor, which it would keep
+		// for the whole wait: root's next request would find none.
+		resp = Errorf(CodeFailed, "hinit is out of file descriptors: a request that waits cannot be served now; see its log (docker logs)")
 	}
 	if resp == nil && req.long() {
 		if err := sl.toWait(); err != nil {

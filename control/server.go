@@ -80,6 +80,12 @@ func Serve(ctx context.Context, ln *Listener, h Handler, controlGID int, log *sl
 func (s *Server) Serve(ctx context.Context, ln *Listener) error {
 	s.setDefaults()
 	defer s.warn.close()
+	// Each loop's spare descriptor is opened now, while there is room, and
+	// closed once both loops and every connection are done (a connection
+	// served with it refills it as it ends).
+	rootSpare, spare := newSpare(), newSpare()
+	defer rootSpare.close()
+	defer spare.close()
 	var wg sync.WaitGroup
 	defer wg.Wait() // runs last: after cancel has ended the requests in flight
 	ctx, cancel := context.WithCancel(ctx)
@@ -88,10 +94,6 @@ func (s *Server) Serve(ctx context.Context, ln *Listener) error {
 	defer stop()
 	// Root's socket has a loop of its own: whatever waits in the other's
 	// accept queue, root's connection is taken at once. Closing ln ends both.
-	// Each loop's spare descriptor is opened now, while there is room.
-	rootSpare, spare := newSpare(), newSpare()
-	defer rootSpare.close()
-	defer spare.close()
 	wg.Go(func() { s.acceptLoop(ctx, ln.root.acceptor, &wg, rootSpare, true) })
 	return s.acceptLoop(ctx, ln.socket.acceptor, &wg, spare, false)
 }
@@ -110,11 +112,14 @@ func (s *Server) acceptLoop(ctx context.Context, a *acceptor, wg *sync.WaitGroup
 		lent := false
 		if err != nil && outOfDescriptors(err) && sp.lend() {
 			lent = true
-			conn, err = a.Accept()
+			conn, err = a.acceptNow() // no wait with the spare's number free
 		}
 		if err != nil {
 			if lent {
 				sp.refill()
+				if errors.Is(err, unix.EAGAIN) {
+					continue // its client gave up meanwhile
+				}
 			}
 			if ctx.Err() != nil {
 				return nil
@@ -142,7 +147,7 @@ func (s *Server) acceptLoop(ctx context.Context, a *acceptor, wg *sync.WaitGroup
 				if lent {
 					defer sp.refill() // once the connection is closed
 				}
-				s.serveConn(ctx, conn, cred, sl)
+				s.serveConn(ctx, conn, cred, sl, lent)
 			})
 		} else if lent {
 			sp.refill()

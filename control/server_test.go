@@ -503,7 +503,10 @@ func halfClose(t *testing.T, req, want string) {
 // the image's user can fill it), a connection is taken with the spare
 // descriptor: root's is served, another's answered with why, at once.
 // Before, both waited in the accept queue until the client gave up ("did
-// not answer in time: it may be stuck").
+// not answer in time: it may be stuck"). Idle again, each loop holds its
+// spare: accept(2) fails with EMFILE before it looks at its queue, and a
+// loop that lent its spare to wait for the next connection left that
+// number free for whatever else hinit opened meanwhile.
 func TestOutOfDescriptors(t *testing.T) {
 	h := HandlerFunc(func(context.Context, Caller, *Request) *Response { return OK() })
 	path := startServer(t, "", h, nil)
@@ -514,6 +517,7 @@ func TestOutOfDescriptors(t *testing.T) {
 	if resp, err := cl.Do(context.Background(), &Request{Verb: VerbList}); err != nil || !resp.OK {
 		t.Fatalf("list: %+v, %v", resp, err)
 	}
+	spares := devNulls(t) // the two loops' spares among them
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
@@ -534,18 +538,25 @@ func TestOutOfDescriptors(t *testing.T) {
 		}
 		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
 	}()
-	for {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			if !errors.Is(err, syscall.EMFILE) {
-				t.Fatal(err)
+	fill := func() {
+		for {
+			f, err := os.Open("/proc/self/stat") // not /dev/null: those are the spares
+			if err != nil {
+				if !errors.Is(err, syscall.EMFILE) {
+					t.Fatal(err)
+				}
+				return
 			}
-			break
+			fillers = append(fillers, f)
 		}
-		fillers = append(fillers, f)
 	}
-	// ask frees one descriptor, for the client's own socket, and asks.
-	ask := func(sock string) (*Response, error) {
+	// ask waits for both loops to hold their spares again (a connection
+	// taken with one gives it back once closed, and a spare that finds the
+	// table full then is lost until there is room), fills the table, frees
+	// one descriptor, for the client's own socket, and asks req.
+	ask := func(sock, req string) (*Response, error) {
+		testprog.WaitFor(t, 5*time.Second, "both loops' spares held", func() bool { return devNulls(t) == spares })
+		fill()
 		last := fillers[len(fillers)-1]
 		fillers = fillers[:len(fillers)-1]
 		last.Close()
@@ -558,17 +569,41 @@ func TestOutOfDescriptors(t *testing.T) {
 		// An answer given before the request was read makes the write
 		// fail (EPIPE), as the client's exchange allows: the answer is
 		// there to read.
-		conn.Write([]byte(`{"v":1,"verb":"start","names":["a"]}` + "\n"))
+		conn.Write([]byte(req + "\n"))
 		return readResponse(conn)
 	}
-	resp, err := ask(path)
-	if err != nil || resp.OK || !strings.Contains(resp.Error, "hinit is out of file descriptors") {
-		t.Errorf("a member's request with the table full: %+v, %v; want hinit is out of file descriptors", resp, err)
+	rootSock := filepath.Join(filepath.Dir(path), RootSocketName)
+	for round := 1; round <= 2; round++ {
+		const start = `{"v":1,"verb":"start","names":["a"]}`
+		resp, err := ask(path, start)
+		if err != nil || resp.OK || !strings.Contains(resp.Error, "hinit is out of file descriptors") {
+			t.Errorf("round %d: a member's request with the table full: %+v, %v; want hinit is out of file descriptors", round, resp, err)
+		}
+		if os.Geteuid() == 0 { // root's socket is root's only
+			if resp, err := ask(rootSock, start); err != nil || !resp.OK {
+				t.Errorf("round %d: root's request with the table full: %+v, %v; want it served", round, resp, err)
+			}
+			// A wait would keep the spare for its whole length.
+			resp, err := ask(rootSock, `{"v":1,"verb":"wait","names":["a"],"until":"down"}`)
+			if err != nil || resp.OK || !strings.Contains(resp.Error, "a request that waits cannot be served now") {
+				t.Errorf("round %d: root's wait with the table full: %+v, %v; want it refused", round, resp, err)
+			}
+		}
 	}
-	if os.Geteuid() != 0 {
-		return // root's socket is root's only
+	testprog.WaitFor(t, 5*time.Second, "both loops' spares held again", func() bool { return devNulls(t) == spares })
+}
+
+// devNulls counts this process's descriptors open on /dev/null.
+func devNulls(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if resp, err := ask(filepath.Join(filepath.Dir(path), RootSocketName)); err != nil || !resp.OK {
-		t.Errorf("root's request with the table full: %+v, %v; want it served", resp, err)
+	n := 0
+	for _, e := range ents {
+		if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == os.DevNull {
+			n++
+		}
 	}
+	return n
 }

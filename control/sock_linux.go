@@ -158,17 +158,32 @@ func newAcceptor(f *os.File) (*acceptor, error) {
 }
 
 // Accept waits for the next connection. After Close it returns an error
-// matching os.ErrClosed.
-func (a *acceptor) Accept() (*Conn, error) {
+// matching os.ErrClosed. With the descriptor table full (EMFILE, ENFILE)
+// it returns that error only when a connection is queued: accept(2) takes
+// a descriptor before it looks at the queue, and an idle loop would
+// otherwise see EMFILE at once, not wait.
+func (a *acceptor) Accept() (*Conn, error) { return a.accept(true) }
+
+// acceptNow is one attempt, with no wait: EAGAIN when none is queued.
+func (a *acceptor) acceptNow() (*Conn, error) { return a.accept(false) }
+
+func (a *acceptor) accept(wait bool) (*Conn, error) {
 	var nfd int
 	var aerr error
 	err := a.raw.Read(func(fd uintptr) bool {
 		for {
 			nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 			// EINTR, ECONNABORTED: this attempt only; EAGAIN: wait for the poller.
-			if aerr != unix.EINTR && aerr != unix.ECONNABORTED {
-				return aerr != unix.EAGAIN
+			if aerr == unix.EINTR || aerr == unix.ECONNABORTED {
+				continue
 			}
+			if !wait {
+				return true
+			}
+			if (aerr == unix.EMFILE || aerr == unix.ENFILE) && !queued(int(fd)) {
+				return false // nothing to take: wait for a connection
+			}
+			return aerr != unix.EAGAIN
 		}
 	})
 	switch {
@@ -183,6 +198,13 @@ func (a *acceptor) Accept() (*Conn, error) {
 		return nil, os.NewSyscallError("accept", aerr)
 	}
 	return newConn(nfd, a.f.Name()), nil
+}
+
+// queued reports whether the listening socket fd has a connection to accept.
+func queued(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return err != nil || (n == 1 && p[0].Revents != 0) // when it cannot be told: as before
 }
 
 // Close stops accepting; a blocked Accept returns.
