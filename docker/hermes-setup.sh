@@ -687,8 +687,11 @@ browser_path() {
 	found=$(limited 60 find "$PLAYWRIGHT_BROWSERS_PATH" -type f \( "$@" \) -perm -100 2>/dev/null) || true
 	bin=
 	for n in $BROWSER_NAMES; do
-		bin=$(printf '%s\n' "$found" | awk -v n="$n" -F/ '$NF == n { print; exit }')
-		[ -z "$bin" ] || break
+		# a line of found that is a whole path under the dir: a name with a
+		# newline in it splits into lines that may look like other paths
+		bin=$(printf '%s\n' "$found" | under="${PLAYWRIGHT_BROWSERS_PATH%/}/" awk -v n="$n" -F/ 'index($0, ENVIRON["under"]) == 1 && $NF == n { print; exit }')
+		[ -z "$bin" ] || [ ! -f "$bin" ] || [ ! -x "$bin" ] || break
+		bin=
 	done
 	if [ -z "$bin" ]; then
 		say "warning: no Chromium binary under $PLAYWRIGHT_BROWSERS_PATH; the browser tool may fail"

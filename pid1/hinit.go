@@ -175,7 +175,6 @@ func boot(args []string, opts *options) int {
 	h.mgr = manager.New(svcCtx, h.managerOptions())
 	h.mgr.Reconcile(env, args)
 	h.bootEnv.Store(&env)
-	h.lastEnv.Store(&env)
 	h.mgr.StartStatic(env)
 	watchCtx, stopWatching := context.WithCancel(svcCtx)
 	h.stopWatching = stopWatching
