@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,22 +177,9 @@ func TestRemovalsAsTheUserOneAtATime(t *testing.T) {
 		t.Skip("needs root: the dirs must be owned by another user")
 	}
 	f := mt.Start(t, mt.Env, nil)
-	for _, n := range []string{"a", "b"} {
-		f.Publish(n, "command: "+mt.Prog("sleep", "inf")+"\n")
-		for _, p := range []string{filepath.Join(f.Scandir, n), filepath.Join(f.Scandir, n, "service.yaml")} {
-			if err := os.Lchown(p, 10000, 10000); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	most, release, restore := manager.CountRemovals()
-	defer restore()
-	released := false
-	defer func() {
-		if !released {
-			release()
-		}
-	}()
+	sleeper := "command: " + mt.Prog("sleep", "inf") + "\n"
+	publishAsHermes(t, f, map[string]string{"a": sleeper, "b": sleeper})
+	most, release := holdRemovals(t)
 	for _, n := range []string{"a", "b"} {
 		f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{n}}, 0, "")
 	}
@@ -201,7 +189,6 @@ func TestRemovalsAsTheUserOneAtATime(t *testing.T) {
 		t.Errorf("%d removals as the user at once, want 1", m)
 	}
 	release()
-	released = true
 	// Over once the unregisters under way answer a wait (through the
 	// socket: no removal reads removeAll after restore).
 	for _, n := range []string{"a", "b"} {
@@ -274,23 +261,11 @@ func TestRemovalGivesUpWithItsClient(t *testing.T) {
 		t.Skip("needs root: the dirs must be owned by another user")
 	}
 	f := mt.Start(t, mt.Env, nil)
-	f.Publish("a", "command: "+mt.Prog("sleep", "inf")+"\n")
-	f.Publish("b", "nonsense: [\n") // broken: removed by unregisterAny
-	for _, n := range []string{"a", "b"} {
-		for _, p := range []string{filepath.Join(f.Scandir, n), filepath.Join(f.Scandir, n, "service.yaml")} {
-			if err := os.Lchown(p, 10000, 10000); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	most, release, restore := manager.CountRemovals()
-	defer restore()
-	released := false
-	defer func() {
-		if !released {
-			release()
-		}
-	}()
+	publishAsHermes(t, f, map[string]string{
+		"a": "command: " + mt.Prog("sleep", "inf") + "\n",
+		"b": "nonsense: [\n", // broken: removed by unregisterAny
+	})
+	most, release := holdRemovals(t)
 	f.Expect(control.Request{Verb: control.VerbUnregister, Names: []string{"a"}}, 0, "")
 	testprog.WaitFor(t, 10*time.Second, "a's removal under way", func() bool { return most() >= 1 })
 	cl, err := control.Dial(f.Sock)
@@ -309,11 +284,36 @@ func TestRemovalGivesUpWithItsClient(t *testing.T) {
 	sockDir := filepath.Dir(f.Sock)
 	testprog.WaitFor(t, 10*time.Second, "the server done with b's request", func() bool { return testprog.Accepted(t, sockDir) == 0 })
 	release()
-	released = true
 	if _, err := os.Lstat(filepath.Join(f.Scandir, "b")); err != nil {
 		t.Errorf("b, whose unregister's client gave up, removed all the same: %v", err)
 	}
 	if resp := f.Do(control.Request{Verb: control.VerbUnregister, Names: []string{"a"}, Wait: "10s"}); !resp.OK && resp.Code != control.CodeNoService {
 		t.Errorf("unregister a --wait: %d %q", resp.Code, resp.Error)
 	}
+}
+
+// publishAsHermes publishes a scandir dir of each name with its
+// service.yaml, both given to uid 10000, the image's user.
+func publishAsHermes(t *testing.T, f *mt.Fixture, defs map[string]string) {
+	t.Helper()
+	for n, yaml := range defs {
+		f.Publish(n, yaml)
+		for _, p := range []string{filepath.Join(f.Scandir, n), filepath.Join(f.Scandir, n, "service.yaml")} {
+			if err := os.Lchown(p, 10000, 10000); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// holdRemovals holds every removal as the user until release (at the
+// test's end at the latest), counting how many wait at once at most.
+func holdRemovals(t *testing.T) (most func() int, release func()) {
+	most, rel, restore := manager.CountRemovals()
+	release = sync.OnceFunc(rel)
+	t.Cleanup(func() {
+		release()
+		restore()
+	})
+	return most, release
 }
