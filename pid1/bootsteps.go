@@ -38,8 +38,9 @@ func (h *hinit) writeEnvDir() {
 // is what writeEnvDir has just written, so it is not read back.
 func (h *hinit) environAfterHooks() map[string]string {
 	if h.wroteEnv != nil && len(h.set.cfg.Boot) == 0 {
-		h.lastEnv.Store(&h.wroteEnv) // the dir's content: a good reading
-		return h.wroteEnv
+		env := h.wroteEnv // the dir's content: a good reading
+		h.lastEnv.Store(&env)
+		return env
 	}
 	return h.containerEnv()
 }
