@@ -180,7 +180,7 @@ func (a *acceptor) accept(wait bool) (*Conn, error) {
 			if !wait {
 				return true
 			}
-			if (aerr == unix.EMFILE || aerr == unix.ENFILE) && !queued(int(fd)) {
+			if outOfDescriptors(aerr) && !queued(int(fd)) {
 				return false // nothing to take: wait for a connection
 			}
 			return aerr != unix.EAGAIN

@@ -42,8 +42,8 @@ func (h *hinit) shutdown(deadline time.Time, mainSignalled bool) {
 	// without CAP_KILL) still leaves them that moment, as stderrWait does
 	// hinit's stderr: the wait began with its time up, and named every
 	// service, those registered down too, as stuck.
-	waitCtx, cancelWait := context.WithDeadline(context.Background(),
-		latest(deadline.Add(shutdownMargin), time.Now().Add(stderrMinWait)))
+	waitCtx, cancelWait := context.WithTimeout(context.Background(),
+		max(time.Until(deadline.Add(shutdownMargin)), stderrMinWait))
 	defer cancelWait()
 	if running := h.mgr.Wait(waitCtx); running != nil {
 		why := "stuck in a step past the deadline (a hung volume?)"
@@ -158,14 +158,6 @@ func (h *hinit) sweep(deadline time.Time) {
 func (h *hinit) lacksCapKill() bool {
 	missing, _ := missingCaps()
 	return h.root && slices.Contains(missing, "KILL")
-}
-
-// latest is the later of a and b.
-func latest(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // signalRest sends sig to every process left and reports whether there
