@@ -30,7 +30,10 @@ func TestTTYPassthrough(t *testing.T) {
 		t.Skipf("no pty: %v", err)
 	}
 	defer ptmx.Close()
-	cfg := fmt.Sprintf("services:\n  chatty: {command: %s}\n", prog("echo", "5", "service-line"))
+	// chatty runs once: each fork of a restart sets PID 1's SIGTTIN and
+	// SIGTTOU to the child's for its moment (childsig.SetTTY), and main's
+	// one reading of PID 1's dispositions fell in one (a CI failure).
+	cfg := fmt.Sprintf("services:\n  chatty: {command: %s, restart: never}\n", prog("echo", "5", "service-line"))
 	var out testprog.Buffer
 	copied := make(chan struct{})
 	go func() { io.Copy(&out, ptmx); close(copied) }()
