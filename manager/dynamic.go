@@ -28,7 +28,9 @@ type dynamic struct {
 	mu    sync.Mutex
 	notes map[string]note // name -> why the dir is not a service, guarded by mu
 	seq   uint64          // of the last note, guarded by mu
-	// noteCh is closed, and replaced, when a note is set (noteWatch),
+	// noteCh is closed, and replaced, when a note is set or cleared
+	// (noteWatch): a dir read, refused or gone, which a register waits
+	// for (waitAdded),
 	// guarded by mu.
 	noteCh chan struct{}
 	// leaving holds the names unregistered whose dir is not removed yet
@@ -95,6 +97,7 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 					close(ev.Barrier) // a Sync: the events before it are applied
 					continue
 				}
+				eventArrived(ev)
 				m.dyn.apply(ev)
 			case <-m.dyn.redo:
 				m.dyn.applyDue()
@@ -103,6 +106,10 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 	}()
 	return synced
 }
+
+// eventArrived is called on the event goroutine before it applies an
+// event; a test holds it there, as a watcher busy with other dirs would.
+var eventArrived = func(scandir.Event) {}
 
 // apply brings the group in line with one scandir event.
 func (d *dynamic) apply(ev scandir.Event) {
@@ -251,11 +258,16 @@ func (d *dynamic) define(e *scandir.Entry) (*config.Service, error) {
 }
 
 // note records (or, with "", clears) why name is not a running service.
+// A clear wakes noteWatch's callers too: it is how a register waiting for
+// its dir hears that the dir is gone before it was read, and will never be
+// a service (waitAdded).
 func (d *dynamic) note(name, why string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if why == "" {
 		delete(d.notes, name)
+		close(d.noteCh)
+		d.noteCh = make(chan struct{})
 	} else {
 		d.setNote(name, why)
 	}
@@ -282,7 +294,7 @@ func (d *dynamic) setNote(name, why string) {
 }
 
 // noteWatch returns the number of the last note set and a channel closed
-// when another is.
+// when another is, or a note is cleared.
 func (d *dynamic) noteWatch() (uint64, <-chan struct{}) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"sync"
+	"time"
 
 	"hinit/asuser"
 	"hinit/control"
@@ -155,3 +156,47 @@ func (g *heldGate) most() int {
 }
 
 func (g *heldGate) release() { close(g.open) }
+
+// HoldEvents holds the manager's event goroutine before it applies an
+// event of name, as a watcher busy reading other dirs would, until
+// release; restore ends the hold of name.
+func HoldEvents(name string) (release, restore func()) {
+	gate := make(chan struct{})
+	heldEvents.Lock()
+	heldEvents.gates[name] = gate
+	heldEvents.Unlock()
+	open := sync.OnceFunc(func() { close(gate) })
+	return open, func() {
+		heldEvents.Lock()
+		delete(heldEvents.gates, name)
+		heldEvents.Unlock()
+		open() // an event held still goes on
+	}
+}
+
+// heldEvents are HoldEvents' gates by name. The hook reading them is set
+// once, before any manager runs: an event goroutine outlives its test
+// (nothing waits for its end), and a hook set and put back by each test
+// raced with those still reading it.
+var heldEvents = struct {
+	sync.Mutex
+	gates map[string]chan struct{}
+}{gates: map[string]chan struct{}{}}
+
+func init() {
+	eventArrived = func(ev scandir.Event) {
+		heldEvents.Lock()
+		gate := heldEvents.gates[ev.Name]
+		heldEvents.Unlock()
+		if gate != nil {
+			<-gate
+		}
+	}
+}
+
+// ShortenRegisterWait makes a register answer after d at most, whether
+// the watcher has read its dir or not, until restore.
+func ShortenRegisterWait(d time.Duration) (restore func()) {
+	registerWait = d
+	return func() { registerWait = control.QuickAnswer }
+}

@@ -60,6 +60,9 @@ type Manager struct {
 	environ  func() map[string]string
 	shutdown func(code int) <-chan error
 	log      *slog.Logger
+	// life is New's ctx: it ends with the manager. A register's wait for
+	// the watcher outlives its client, and lasts as long (settleRegister).
+	life context.Context
 	// checkGrace: see Options.CheckGrace.
 	checkGrace      time.Duration
 	shutdownTimeout time.Duration // see Options.ShutdownTimeout
@@ -111,7 +114,7 @@ func (m *Manager) lockRequest(name string) (unlock func()) {
 // New returns a Manager whose services live until ctx ends. It starts
 // nothing: Reconcile, StartStatic and WatchScandir do.
 func New(ctx context.Context, o Options) *Manager {
-	m := &Manager{cfg: o.Config, scandir: o.Scandir, user: o.User, environ: o.Environ,
+	m := &Manager{cfg: o.Config, scandir: o.Scandir, user: o.User, environ: o.Environ, life: ctx,
 		shutdown: o.RequestShutdown, log: o.Log, checkGrace: o.CheckGrace, shutdownTimeout: o.ShutdownTimeout,
 		removing: make(chan struct{}, 1), registering: make(chan struct{}, 1)}
 	m.gw = newGateways(o.Config, m.environ)

@@ -216,6 +216,70 @@ func TestRegisterRefusedAnswersAtOnce(t *testing.T) {
 	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "b", Down: true}, 0, "")
 }
 
+// A register answered before the watcher has read its dir (a scandir busy
+// with many large definitions, as in TestJunkDefinitions) says that the dir
+// is published, and what it leaves is settled once the watcher reads it:
+// the gateway started is recorded "running", a dir refused is removed, as
+// when the register still waited. Before, it answered "did not pick up"
+// and did neither: the next boot undid the gateway this one ran, and the
+// refused dir stayed, to start once a slot freed.
+func TestRegisterSettledAfterItsAnswer(t *testing.T) {
+	defer manager.ShortenRegisterWait(200 * time.Millisecond)()
+	published := func(t *testing.T, f *mt.Fixture, instance string) {
+		t.Helper()
+		resp := f.Do(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: instance})
+		if resp.Code != control.CodeTimeout || !strings.Contains(resp.Error, "its dir is published") {
+			t.Errorf("register answered %d %q, want %d: published, not read yet", resp.Code, resp.Error, control.CodeTimeout)
+		}
+		if st := f.Status("gateway-" + instance); st != nil {
+			t.Fatalf("gateway-%s is %+v while the watcher is held; the test proves nothing", instance, *st)
+		}
+	}
+	t.Run("recorded", func(t *testing.T) {
+		f, state := coderGateway(t)
+		if err := os.WriteFile(state, []byte(`{"desired_state":"stopped"}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		release, restore := manager.HoldEvents("gateway-coder")
+		defer restore()
+		published(t, f, "coder")
+		release()
+		testprog.WaitFor(t, 10*time.Second, "gateway-coder up and recorded running", func() bool {
+			return f.State("gateway-coder") == "up" && desiredState(state) == "running"
+		})
+	})
+	t.Run("removed", func(t *testing.T) {
+		// Removed before the watcher read it: it will never be a
+		// service, and the register's wait ends (it waited for as long
+		// as hinit ran), saying so in the log.
+		f, _ := coderGateway(t)
+		release, restore := manager.HoldEvents("gateway-coder")
+		defer restore()
+		published(t, f, "coder")
+		if err := os.RemoveAll(filepath.Join(f.Scandir, "gateway-coder")); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		testprog.WaitFor(t, 10*time.Second, "the register's end logged", func() bool {
+			return strings.Contains(f.Logged.String(), "gateway-coder is not registered: its dir was removed or replaced before hinit read it")
+		})
+	})
+	t.Run("refused", func(t *testing.T) {
+		// A dir whose definition does not render holds the one slot:
+		// register cannot tell, and the watcher refuses its dir.
+		f := mt.Start(t, "services_max: 1\ntemplates:\n  gateway:\n    command: "+prog("sleep", "inf")+"\n    "+testEnv, nil)
+		f.Publish("broken", "command: [x]\nrestart: sometimes\n")
+		release, restore := manager.HoldEvents("gateway-b")
+		defer restore()
+		published(t, f, "b")
+		release()
+		testprog.WaitFor(t, 10*time.Second, "gateway-b's refused dir removed and forgotten", func() bool {
+			_, err := os.Lstat(filepath.Join(f.Scandir, "gateway-b"))
+			return errors.Is(err, os.ErrNotExist) && f.Status("gateway-b") == nil
+		})
+	})
+}
+
 // A register of a name still being unregistered (its process stopping,
 // its dir not yet removed, or removed with the unregister not over) says
 // so at once. Before, the first was "file exists" from the publish, and in

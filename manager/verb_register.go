@@ -89,34 +89,75 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	}
 	slotPublished(ctx)
 	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout, Drain: drain})
-	dir := filepath.Join(m.scandir, name)
-	published, _ := os.Lstat(dir)
+	published, _ := os.Lstat(filepath.Join(m.scandir, name))
 	// Published: it is started once the watcher reads it, whether its
-	// client still waits or not; so it is waited for (QuickAnswer at most)
-	// and recorded as if it did, or the next boot would undo it.
-	if why, resp := m.waitAdded(context.WithoutCancel(ctx), name, noted); why != "" {
-		// Refused or broken: the watcher would keep the dir, and start
-		// it once a slot frees or the template renders. A failed register
-		// leaves nothing behind.
-		if fi, err := os.Lstat(dir); err == nil && published != nil && os.SameFile(fi, published) {
-			if err := m.removeSlot(context.WithoutCancel(ctx), name, false); err != nil {
+	// client still waits or not, and however long the watcher takes (a
+	// scandir full of large definitions to read). So what a register
+	// leaves is settled in a goroutine of its own, for as long as the
+	// manager lives: the gateway recorded "running", or the refused dir
+	// removed, or the next boot would undo what this one runs. The client
+	// gets its answer within registerWait: that outcome, or that the dir
+	// is published and starts once hinit reads it. Before, a register
+	// that timed out recorded nothing, and the next boot lost its gateway.
+	settled := make(chan *control.Response) // unbuffered: a send is an answer taken
+	late := make(chan struct{})             // closed once the handler has answered without it
+	go func() {
+		resp := m.settleRegister(name, noted, published, req.Down)
+		select {
+		case settled <- resp:
+		case <-late:
+			if !resp.OK { // nobody else hears of it
+				m.log.Error("register, settled after its answer: "+resp.Error, "svc", name)
+			}
+		}
+	}()
+	t := time.NewTimer(registerWait)
+	defer t.Stop()
+	select {
+	case resp := <-settled:
+		return resp
+	case <-t.C:
+	case <-ctx.Done(): // its client left: nobody to answer
+	}
+	close(late)
+	return control.Errorf(control.CodeTimeout, "register %s: its dir is published, but hinit has not read it yet (the scandir is busy); it starts once hinit reads it, and hinit's log says why if it does not", name)
+}
+
+// registerWait is how long a register waits for the watcher before it
+// answers (QuickAnswer); a test shortens it.
+var registerWait = control.QuickAnswer
+
+// settleRegister finishes a register whose dir is published (name;
+// published is the dir as it was then): it waits, for as long as the
+// manager lives, until the watcher has added the service, then records a
+// gateway started "running", as a start does; or until the watcher has
+// noted why not since the note numbered noted, then removes the dir if it
+// is still the one published: refused or broken, the watcher would keep
+// it and start it once a slot frees or the template renders, and a failed
+// register leaves nothing behind. The answer is the register's.
+func (m *Manager) settleRegister(name string, noted uint64, published os.FileInfo, down bool) *control.Response {
+	why, err := m.waitAdded(m.life, name, noted, published)
+	if err != nil { // nothing will add it any more
+		return control.Errorf(control.CodeFailed, "register %s: %v before hinit read its dir", name, supervise.ErrShuttingDown)
+	}
+	// The record and the removal are done whoever still waits for them
+	// (context.Background): the dir is published either way.
+	if why != "" {
+		if fi, err := os.Lstat(filepath.Join(m.scandir, name)); err == nil && published != nil && os.SameFile(fi, published) {
+			if err := m.removeSlot(context.Background(), name, false); err != nil {
 				m.log.Error("register: refused dir not removed", "svc", name, "err", err)
 			}
 		}
 		return control.Errorf(control.CodeFailed, "%s is not registered: %s", name, why)
-	} else if resp != nil {
-		return resp
 	}
-	if s := m.group.Get(name); s != nil && !req.Down {
+	if s := m.group.Get(name); s != nil && !down {
 		// A start: hermes' gateway start of a profile without a slot,
 		// unless a stop came first.
 		var rec error
 		func() {
 			defer m.lockRequest(name)() // given back on a panic too
 			if m.group.Get(name) == s && s.Status().Want == supervise.WantUp {
-				// Published and started: recorded too, whether its client
-				// waits or not, or the next boot would undo it.
-				rec = m.recordDesired(context.WithoutCancel(ctx), s, control.VerbStart, false)
+				rec = m.recordDesired(context.Background(), s, control.VerbStart, false)
 			}
 		}()
 		if rec != nil {
@@ -321,10 +362,13 @@ func (m *Manager) removeSlot(ctx context.Context, name string, root bool) error 
 }
 
 // waitAdded waits until the scandir watcher has added name, or has noted
-// why not since the note numbered noted (why), or the wait ends (resp).
-func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64) (why string, resp *control.Response) {
-	ctx, cancel := context.WithTimeout(ctx, control.QuickAnswer)
-	defer cancel()
+// why not since the note numbered noted, or the dir published (as Lstat
+// saw it then) is no longer there (why), or ctx ends (err). A dir gone or
+// replaced before the watcher read it is never added (its event is no
+// longer current, scandir.Entry.Current): without that look, a register
+// whose dir the user removed meanwhile waited for as long as hinit runs.
+func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64, published os.FileInfo) (why string, err error) {
+	dir := filepath.Join(m.scandir, name)
 	for {
 		changed := m.group.Watch()
 		_, notes := m.dyn.noteWatch()
@@ -334,11 +378,14 @@ func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64) (why
 		if why := m.dyn.notedSince(name, noted); why != "" {
 			return why, nil
 		}
+		if fi, err := os.Lstat(dir); err != nil || published == nil || !os.SameFile(fi, published) {
+			return "its dir was removed or replaced before hinit read it", nil
+		}
 		select {
 		case <-changed:
 		case <-notes:
 		case <-ctx.Done():
-			return "", control.Errorf(control.CodeTimeout, "hinit did not pick up %s; see hinit's log", name)
+			return "", ctx.Err()
 		}
 	}
 }
