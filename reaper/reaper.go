@@ -173,11 +173,73 @@ func asUser(attr *syscall.ProcAttr) bool {
 
 // forkMasked forks and execs with the mask blocked (childsig.WithMask).
 func forkMasked(argv0 string, argv []string, attr *syscall.ProcAttr, blocked childsig.Set) (pid int, err error) {
+	attr, undo, err := belowLimit(attr)
+	if err != nil {
+		return 0, err
+	}
+	defer undo()
 	err = childsig.WithMask(blocked, func() (err error) {
 		pid, err = syscall.ForkExec(argv0, argv, attr)
 		return err
 	})
 	return pid, err
+}
+
+// belowLimit returns attr with the Files the fork could not pass under the
+// open files limit replaced by copies at lower numbers, and what closes
+// the copies once the fork is done. Go's child (syscall's
+// forkAndExecInChild1) moves its exec-error pipe, and each Files[i] < i,
+// with dup3 to numbers above the highest of Files (and len(Files)), and
+// dup3 to a number at or past RLIMIT_NOFILE fails with EBADF: a file at
+// the limit's last number, as PID 1 gets when its table is nearly full (a
+// log's pipe, /dev/null), made the start fail with "bad file descriptor".
+// With no number low enough free the table is full, and the start fails
+// with EMFILE, as the fork's own pipe would.
+func belowLimit(attr *syscall.ProcAttr) (*syscall.ProcAttr, func(), error) {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Cur > 1<<30 {
+		return attr, func() {}, nil
+	}
+	// The child's highest target: one past the highest of Files, the
+	// pipe's, one per Files[i] < i, and one it may skip (the pipe's own).
+	top := int(lim.Cur) - 3
+	for i, fd := range attr.Files {
+		if int(fd) >= 0 && int(fd) < i {
+			top--
+		}
+	}
+	var copies []int
+	undo := func() {
+		for _, fd := range copies {
+			syscall.Close(fd)
+		}
+	}
+	var a syscall.ProcAttr
+	for i, fd := range attr.Files {
+		if int(fd) <= top || fd == ^uintptr(0) {
+			continue
+		}
+		if copies == nil {
+			a = *attr
+			a.Files = slices.Clone(attr.Files)
+		}
+		// At len(Files) or above: not one more Files[i] < i.
+		c, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, len(attr.Files))
+		if err == nil && c > top {
+			syscall.Close(c)
+			err = syscall.EMFILE
+		}
+		if err != nil {
+			undo()
+			return nil, nil, err
+		}
+		copies = append(copies, c)
+		a.Files[i] = uintptr(c)
+	}
+	if copies == nil {
+		return attr, undo, nil
+	}
+	return &a, undo, nil
 }
 
 // The shim is hinit's own binary, run through this path; a shim that has
