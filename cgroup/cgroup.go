@@ -1,7 +1,7 @@
 // Package cgroup reads the container's own cgroup: how many more tasks its
-// pids controller allows and how many it has refused, and how many of its
-// processes the kernel's OOM killer has ended. It is the one place that
-// knows the files and the two cgroup versions.
+// pids controller allows and how many it has refused, its memory limit,
+// and how many of its processes the kernel's OOM killer has ended. It is
+// the one place that knows the files and the two cgroup versions.
 //
 // This process's cgroup is the path /proc/self/cgroup gives for a
 // controller (v1) or for the unified hierarchy (v2), found under the mount
@@ -53,6 +53,25 @@ func OOMKills() (uint64, bool) { return OOMKillsOf(memoryDir()) }
 // pids controller has refused so far (the "max" of pids.events: fork and
 // clone failed with EAGAIN); false when the kernel does not say.
 func PidsRefusals() (uint64, bool) { return PidsRefusalsOf(pidsDir()) }
+
+// MemoryLimit is the memory limit of this process's cgroup in bytes;
+// false when there is none or it cannot be read.
+func MemoryLimit() (int64, bool) { return MemoryLimitOf(memoryDir()) }
+
+// MemoryLimitOf is MemoryLimit of the cgroup at dir: memory.max (v2), or
+// memory.limit_in_bytes (v1, whose "no limit" is a number near 2^63).
+func MemoryLimitOf(dir string) (int64, bool) {
+	if dir == "" {
+		return 0, false
+	}
+	for _, name := range []string{"memory.max", "memory.limit_in_bytes"} {
+		n, err := readNumber(filepath.Join(dir, name))
+		if err == nil && n > 0 && n < 1<<62 {
+			return n, true
+		}
+	}
+	return 0, false
+}
 
 // memoryDir and pidsDir are Dir("memory") and Dir("pids"), found once:
 // they are read before every fork, and a process's cgroup is the one it

@@ -159,3 +159,30 @@ func TestMark(t *testing.T) {
 		t.Error("a zero Mark judged a death")
 	}
 }
+
+// MemoryLimitOf reads v2's memory.max and v1's memory.limit_in_bytes;
+// "max", v1's number for no limit and a dir without either are no limit.
+func TestMemoryLimitOf(t *testing.T) {
+	for _, tc := range []struct {
+		file, text string
+		want       int64
+		ok         bool
+	}{
+		{"memory.max", "268435456\n", 256 << 20, true},
+		{"memory.max", "max\n", 0, false},
+		{"memory.limit_in_bytes", "67108864\n", 64 << 20, true},
+		{"memory.limit_in_bytes", "9223372036854771712\n", 0, false},
+		{"memory.current", "4096\n", 0, false},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := MemoryLimitOf(dir); got != tc.want || ok != tc.ok {
+			t.Errorf("%s %q: MemoryLimitOf = %d, %v; want %d, %v", tc.file, tc.text, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := MemoryLimitOf(""); ok {
+		t.Error(`MemoryLimitOf("") found a limit`)
+	}
+}

@@ -51,7 +51,7 @@ func TestBareMode(t *testing.T) {
 // namespace's /proc), as docker exec would.
 func TestHsvcAgainstBareHinit(t *testing.T) {
 	hsvc := append([]string{"/usr/bin/env", "HINIT_TEST_AS_HSVC=1"}, testprog.Command("x")[0], "hsvc", "status")
-	p, code := runInit(t, initOpts{bare: true, as: "hinit", tmpfsRun: true, args: hsvc})
+	p, code := runInit(t, initOpts{bare: true, as: "hinit", tmpfsRun: "mode=755", args: hsvc})
 	want := "hsvc: hinit runs without a control socket: no hinit.yaml"
 	if code != control.CodeUnreachable || !strings.HasPrefix(p.stderr.String(), want) {
 		t.Errorf("hsvc status: exit %d, stderr %q; want 5, %q", code, p.stderr, want)

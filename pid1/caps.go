@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/cgroup"
 )
 
 // rootCaps are the capabilities a root hinit uses (docs/image.md): to give
@@ -71,3 +73,53 @@ func (h *hinit) checkFileLimit() {
 	h.log.Warn(fmt.Sprintf("the open files limit (%d) is below what %d services may hold in hinit (about %d): the hermes user's services could use up hinit's descriptors; raise it (docker run --ulimit nofile=%d) or lower services_max",
 		lim.Cur, services, need, need))
 }
+
+// checkTmpfs says once, at boot, which tmpfs the image's user may write
+// (the scandir's, /run, /dev/shm, /tmp) may hold as much as the container's
+// memory limit: their pages count against it, and once a user has filled
+// one the kernel's OOM killer ends the largest process first, often hinit,
+// and the container with it (exit 137, no shutdown, no log line).
+func (h *hinit) checkTmpfs() {
+	limit, ok := cgroup.MemoryLimit()
+	if !ok {
+		return
+	}
+	over := tmpfsOver(limit, h.set.scandir, "/run", "/dev/shm", "/tmp")
+	if len(over) == 0 {
+		return
+	}
+	h.log.Warn(fmt.Sprintf("%s may hold as much as the container's memory limit (%s): what the hermes user writes there counts against it, and once it is full the kernel's OOM killer may end hinit, and the container with it; size them well below it (docker run --tmpfs /run:size=16m,nr_inodes=16k --shm-size 16m; see docs/image.md)",
+		strings.Join(over, ", "), mebibytes(limit)))
+}
+
+// tmpfsOver names, with its size, each tmpfs among paths (one path per
+// filesystem, the first given) that may hold limit bytes or more, or has
+// no size (size=0). Its inodes are not judged: they take the kernel's
+// memory too (empty dirs take no blocks), but a Kubernetes emptyDir's
+// sizeLimit cannot bound them, and a warning at every boot that cannot be
+// acted on is noise; docs/image.md says to bound them where one can.
+func tmpfsOver(limit int64, paths ...string) []string {
+	seen := map[uint64]bool{}
+	var over []string
+	for _, p := range paths {
+		var st unix.Stat_t
+		if p == "" || unix.Stat(p, &st) != nil || seen[st.Dev] {
+			continue
+		}
+		seen[st.Dev] = true
+		var fs unix.Statfs_t
+		if unix.Statfs(p, &fs) != nil || fs.Type != unix.TMPFS_MAGIC {
+			continue
+		}
+		switch size := int64(fs.Blocks) * fs.Bsize; {
+		case fs.Blocks == 0:
+			over = append(over, fmt.Sprintf("the tmpfs %s (no size limit)", p))
+		case size >= limit:
+			over = append(over, fmt.Sprintf("the tmpfs %s (%s)", p, mebibytes(size)))
+		}
+	}
+	return over
+}
+
+// mebibytes is n bytes in MiB, for a log line.
+func mebibytes(n int64) string { return fmt.Sprintf("%d MiB", n>>20) }

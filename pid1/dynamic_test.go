@@ -8,12 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/control"
+	"hinit/internal/testcg"
 	"hinit/internal/testprog"
 )
 
@@ -382,5 +387,42 @@ func TestFileLimitBelowServicesMax(t *testing.T) {
 		if code != 0 || warned != tc.warn || tc.warn && !strings.Contains(out, "--ulimit nofile=4256") {
 			t.Errorf("services_max %d: exit %d, warned %v, want %v:\n%s", tc.max, code, warned, tc.warn, out)
 		}
+	}
+}
+
+// A tmpfs the hermes user may write that can hold as much as the
+// container's memory limit is said at boot: filled, its pages would make
+// the kernel's OOM killer end hinit. /run here is a tmpfs of no size given
+// (half the host's memory), of 256 MiB or of 16 MiB, in a cgroup limited
+// to 256 MiB (root only: a real cgroup, a PID and mount namespace).
+func TestTmpfsAboveMemoryLimit(t *testing.T) {
+	cg := testcg.Memory(t, 256<<20)
+	enter := []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, cg.Procs()}
+	warning := regexp.MustCompile(`the tmpfs /run \(\d+ MiB\).* may hold as much as the container's memory limit \(256 MiB\)`)
+	for _, tc := range []struct {
+		opts string
+		warn bool
+	}{{"mode=755", true}, {"mode=755,size=256m", true}, {"mode=755,size=16m", false}} {
+		p, code := runInit(t, initOpts{wrap: enter, tmpfsRun: tc.opts, args: []string{"true"}})
+		if warned := warning.MatchString(p.stderr.String()); code != 0 || warned != tc.warn {
+			t.Errorf("/run mounted %s: exit %d, warned %v, want %v:\n%s", tc.opts, code, warned, tc.warn, p.stderr)
+		}
+	}
+}
+
+// tmpfsOver names each tmpfs once, at the first path given on it, when
+// it may hold the limit; a filesystem that is not a tmpfs is no concern.
+func TestTmpfsOver(t *testing.T) {
+	var fs unix.Statfs_t
+	if err := unix.Statfs("/dev/shm", &fs); err != nil || fs.Type != unix.TMPFS_MAGIC || fs.Blocks == 0 {
+		t.Skip("/dev/shm is not a tmpfs of a given size here")
+	}
+	size := int64(fs.Blocks) * fs.Bsize
+	want := []string{fmt.Sprintf("the tmpfs /dev/shm (%d MiB)", size>>20)}
+	if got := tmpfsOver(size, "", "/dev/shm", "/dev/shm/.", "/proc"); !slices.Equal(got, want) {
+		t.Errorf("tmpfsOver(its size) = %q, want %q", got, want)
+	}
+	if got := tmpfsOver(size+1, "/dev/shm", "/proc"); len(got) != 0 {
+		t.Errorf("tmpfsOver(its size + 1) = %q, want nothing", got)
 	}
 }

@@ -51,9 +51,9 @@ func TestMain(m *testing.M) {
 				fmt.Fprintln(os.Stderr, "mount proc:", err)
 				os.Exit(111)
 			}
-			if os.Getenv("HINIT_TEST_TMPFS_RUN") == "1" {
+			if opts := os.Getenv("HINIT_TEST_TMPFS_RUN"); opts != "" {
 				os.Unsetenv("HINIT_TEST_TMPFS_RUN")
-				if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, "mode=755"); err != nil {
+				if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, opts); err != nil {
 					fmt.Fprintln(os.Stderr, "mount /run:", err)
 					os.Exit(111)
 				}
@@ -78,7 +78,7 @@ type initOpts struct {
 	flags    []string // hinit's options, before the "--" that precedes args
 	bare     bool     // no hinit.yaml and no HINIT_* variables: the bare mode
 	wrap     []string // a parent to start hinit with: wrap + hinit's command line
-	tmpfsRun bool     // as PID 1: a private tmpfs on /run, as docker gives
+	tmpfsRun string   // as PID 1: a private tmpfs on /run, as docker gives, with these options ("mode=755")
 	broken   *os.File // hinit's stdout and stderr instead of buffers
 }
 
@@ -148,8 +148,8 @@ func startInit(t *testing.T, o initOpts) *initProc {
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: o.cred}
 	if !o.notPID1 {
 		p.cmd.Env = append(p.cmd.Env, "HINIT_TEST_MOUNT_PROC=1")
-		if o.tmpfsRun {
-			p.cmd.Env = append(p.cmd.Env, "HINIT_TEST_TMPFS_RUN=1")
+		if o.tmpfsRun != "" {
+			p.cmd.Env = append(p.cmd.Env, "HINIT_TEST_TMPFS_RUN="+o.tmpfsRun)
 		}
 		p.cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 	}

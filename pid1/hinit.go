@@ -144,6 +144,7 @@ func boot(args []string, opts *options) int {
 		reserveThreads()
 		h.checkCaps()
 		h.checkFileLimit()
+		h.checkTmpfs()
 		h.lookupUser()
 	}
 	defer h.awaitControl() // after cancel: the answers in flight leave first
