@@ -74,6 +74,8 @@ func (m *Manager) WatchScandir(ctx context.Context) <-chan struct{} {
 	go func() {
 		if err := w.Run(ctx, events); err != nil {
 			m.log.Error(fmt.Sprintf("scandir watcher stopped: %v; dynamic services are no longer picked up", err))
+			m.watchErr = err
+			close(m.watchDown)
 		}
 		close(events) // nothing more comes: main need not wait for a sync
 	}()

@@ -91,6 +91,21 @@ type Manager struct {
 	idle        chan struct{} // awaitRequest's, closed when underWay drops to 0; guarded by underWayMu
 	removing    chan struct{} // a token while a scandir dir is removed as the user (removeSlot)
 	registering chan struct{} // a token while another user's register publishes (register)
+	// watchDown is closed once the scandir watcher has stopped for good,
+	// before hinit's end (the scandir removed or moved): nothing put in
+	// the scandir is read any more. watchErr, set before, says why.
+	watchDown chan struct{}
+	watchErr  error
+}
+
+// watchStopped is why the scandir watcher stopped for good, or nil.
+func (m *Manager) watchStopped() error {
+	select {
+	case <-m.watchDown:
+		return m.watchErr
+	default:
+		return nil
+	}
 }
 
 // lockRequest counts a request in underWay and takes the request lock of
@@ -116,7 +131,7 @@ func (m *Manager) lockRequest(name string) (unlock func()) {
 func New(ctx context.Context, o Options) *Manager {
 	m := &Manager{cfg: o.Config, scandir: o.Scandir, user: o.User, environ: o.Environ, life: ctx,
 		shutdown: o.RequestShutdown, log: o.Log, checkGrace: o.CheckGrace, shutdownTimeout: o.ShutdownTimeout,
-		removing: make(chan struct{}, 1), registering: make(chan struct{}, 1)}
+		removing: make(chan struct{}, 1), registering: make(chan struct{}, 1), watchDown: make(chan struct{})}
 	m.gw = newGateways(o.Config, m.environ)
 	m.dyn = newDynamic(m)
 	m.group = supervise.NewGroup(ctx, &supervise.Deps{

@@ -1137,6 +1137,42 @@ func TestSyncedWhenTheWatcherFails(t *testing.T) {
 	}
 }
 
+// A scandir moved away (its owner, the hermes user, may) ends the watcher
+// for good: nothing put there is read until the container restarts. The
+// health check then fails, asking for that restart, and a register fails
+// at once instead of publishing a dir nobody reads; one waiting for the
+// watcher when it stopped ends too. Before, check passed, and a register
+// answered that its dir would start once read.
+func TestScandirGoneFailsCheckAndRegister(t *testing.T) {
+	f, _ := coderGateway(t)
+	f.Expect(control.Request{Verb: control.VerbCheck}, 0, "")
+	release, restore := manager.HoldEvents("gateway-held")
+	defer restore()
+	defer release()
+	answer := make(chan *control.Response, 1)
+	go func() {
+		answer <- f.Do(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "held"})
+	}()
+	testprog.WaitFor(t, 10*time.Second, "gateway-held published", func() bool {
+		_, err := os.Lstat(filepath.Join(f.Scandir, "gateway-held"))
+		return err == nil
+	})
+	if err := os.Rename(f.Scandir, f.Scandir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	testprog.WaitFor(t, 10*time.Second, "the watcher's end logged", func() bool {
+		return strings.Contains(f.Logged.String(), "scandir watcher stopped")
+	})
+	if resp := <-answer; resp.Code != control.CodeFailed || !strings.Contains(resp.Error, "gateway-held is not registered: hinit stopped reading the scandir before it read its dir") {
+		t.Errorf("the register waiting when the watcher stopped answered %d %q", resp.Code, resp.Error)
+	}
+	gone := "scandir: scandir was removed or moved"
+	f.Expect(control.Request{Verb: control.VerbCheck}, control.CodeFailed,
+		"hinit no longer reads the scandir: watch "+f.Scandir+": "+gone+"; restart the container")
+	f.Expect(control.Request{Verb: control.VerbRegister, Template: "gateway", Instance: "coder"}, control.CodeFailed,
+		"register gateway-coder: hinit no longer reads the scandir (watch "+f.Scandir+": "+gone+"); restart the container")
+}
+
 // TestRegisterOverAnUnsupervisedDir: a register whose dir is in the
 // scandir already, not as a service (refused here; or not read, when the
 // watcher ran out of descriptors), says so. It said "already registered",

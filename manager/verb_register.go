@@ -35,6 +35,9 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 		return control.Errorf(control.CodeUsage, "no template %q in %s", req.Template, m.configName())
 	}
 	name := svcname.Join(req.Template, req.Instance)
+	if err := m.watchStopped(); err != nil { // a dir published now would never be read
+		return control.Errorf(control.CodeFailed, "register %s: hinit no longer reads the scandir (%v); restart the container", name, err)
+	}
 	if m.group.Get(name) != nil {
 		return control.Errorf(control.CodeFailed, "%s is already registered", name)
 	}
@@ -384,6 +387,8 @@ func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64, publ
 		select {
 		case <-changed:
 		case <-notes:
+		case <-m.watchDown:
+			return fmt.Sprintf("hinit stopped reading the scandir before it read its dir (%v); restart the container", m.watchErr), nil
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}

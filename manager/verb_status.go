@@ -11,6 +11,7 @@ import (
 	"hinit/config"
 	"hinit/control"
 	"hinit/reconcile"
+	"hinit/scandir"
 	"hinit/signame"
 	"hinit/supervise"
 	"hinit/svclog"
@@ -114,6 +115,14 @@ func (m *Manager) notScandir(ctx context.Context, id *control.DirID) *control.Re
 func (m *Manager) check(context.Context, control.Caller, *control.Request) *control.Response {
 	if m.stopping.Load() {
 		return control.Errorf(control.CodeFailed, "the container is shutting down")
+	}
+	if err := m.watchStopped(); errors.Is(err, scandir.ErrScandirGone) {
+		// Gone since it was watched (moved or removed, by the user who
+		// owns it): gateways registered from now on would never start,
+		// until the container restarts, which this answer asks for. A
+		// scandir that could not be watched from the boot on was said
+		// then, and leaves the check as it was.
+		return control.Errorf(control.CodeFailed, "hinit no longer reads the scandir: %v; restart the container", err)
 	}
 	var sts []supervise.Status
 	for _, s := range m.group.List() {
