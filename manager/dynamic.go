@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -46,6 +47,11 @@ type dynamic struct {
 	// goroutine applies it (redo), unless it has applied a newer one.
 	held map[string]heldEvent
 	redo chan struct{} // cap 1: an event in held is due
+	// settling counts, by name, the registers answered whose dir the
+	// watcher has not yet added or refused (settleRegister), guarded by
+	// mu: each holds a slot (occupied), so that the registers a user may
+	// leave waiting, each a goroutine of PID 1's, stay within services_max.
+	settling map[string]int
 }
 
 type heldEvent struct {
@@ -55,7 +61,7 @@ type heldEvent struct {
 
 func newDynamic(m *Manager) *dynamic {
 	return &dynamic{m: m, notes: make(map[string]note), leaving: make(map[string]bool), leftCh: make(map[string]chan struct{}), noteCh: make(chan struct{}),
-		held: make(map[string]heldEvent), redo: make(chan struct{}, 1)}
+		held: make(map[string]heldEvent), redo: make(chan struct{}, 1), settling: make(map[string]int)}
 }
 
 // WatchScandir watches the scandir until ctx ends and returns a channel
@@ -386,8 +392,37 @@ func (d *dynamic) occupied() int {
 		}
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return n + len(d.leaving)
+	n += len(d.leaving)
+	var settling []string
+	for name := range d.settling {
+		if _, ok := d.leaving[name]; !ok {
+			settling = append(settling, name)
+		}
+	}
+	d.mu.Unlock()
+	for _, name := range settling { // the group's lock is never taken under mu
+		// Published, not a service yet, and still there: a dir removed
+		// before the watcher listed it sends no event to end the wait.
+		if _, err := os.Lstat(filepath.Join(d.m.scandir, name)); err == nil && d.m.group.Get(name) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// settle counts a register of name waiting for the watcher (occupied)
+// and returns what ends the count.
+func (d *dynamic) settle(name string) (done func()) {
+	d.mu.Lock()
+	d.settling[name]++
+	d.mu.Unlock()
+	return sync.OnceFunc(func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.settling[name]--; d.settling[name] <= 0 {
+			delete(d.settling, name)
+		}
+	})
 }
 
 // why is what status shows about the dir name that is not a service, or "".

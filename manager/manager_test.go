@@ -261,7 +261,7 @@ func TestRegisterSettledAfterItsAnswer(t *testing.T) {
 		}
 		release()
 		testprog.WaitFor(t, 10*time.Second, "the register's end logged", func() bool {
-			return strings.Contains(f.Logged.String(), "gateway-coder is not registered: its dir was removed or replaced before hinit read it")
+			return strings.Contains(f.Logged.String(), "gateway-coder is not registered: its dir was removed or replaced meanwhile")
 		})
 	})
 	t.Run("refused", func(t *testing.T) {

@@ -93,6 +93,7 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	slotPublished(ctx)
 	m.logSlot(reconcile.Action{Profile: req.Instance, StopTimeout: slot.StopTimeout, Drain: drain})
 	published, _ := os.Lstat(filepath.Join(m.scandir, name))
+	settling := m.dyn.settle(name) // a slot held until the watcher adds or refuses it
 	// Published: it is started once the watcher reads it, whether its
 	// client still waits or not, and however long the watcher takes (a
 	// scandir full of large definitions to read). So what a register
@@ -106,6 +107,7 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	late := make(chan struct{})             // closed once the handler has answered without it
 	go func() {
 		resp := m.settleRegister(name, noted, published, req.Down)
+		settling()
 		select {
 		case settled <- resp:
 		case <-late:
@@ -123,7 +125,11 @@ func (m *Manager) register(ctx context.Context, c control.Caller, req *control.R
 	case <-ctx.Done(): // its client left: nobody to answer
 	}
 	close(late)
-	return control.Errorf(control.CodeTimeout, "register %s: its dir is published, but hinit has not read it yet (the scandir is busy); it starts once hinit reads it, and hinit's log says why if it does not", name)
+	then := "it starts once hinit reads it"
+	if req.Down {
+		then = "it is registered, down, once hinit reads it"
+	}
+	return control.Errorf(control.CodeTimeout, "register %s: its dir is published, but hinit has not read it yet (the scandir is busy); %s, and hinit's log says why if it is not", name, then)
 }
 
 // registerWait is how long a register waits for the watcher before it
@@ -370,6 +376,10 @@ func (m *Manager) removeSlot(ctx context.Context, name string, root bool) error 
 // replaced before the watcher read it is never added (its event is no
 // longer current, scandir.Entry.Current): without that look, a register
 // whose dir the user removed meanwhile waited for as long as hinit runs.
+// The look is taken at each change of the group or the notes: a dir
+// removed before the watcher listed it makes no event of its own, and its
+// wait ends at the next one (a waiting register holds a slot meanwhile,
+// dynamic.settle, so that at most services_max wait).
 func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64, published os.FileInfo) (why string, err error) {
 	dir := filepath.Join(m.scandir, name)
 	for {
@@ -382,7 +392,7 @@ func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64, publ
 			return why, nil
 		}
 		if fi, err := os.Lstat(dir); err != nil || published == nil || !os.SameFile(fi, published) {
-			return "its dir was removed or replaced before hinit read it", nil
+			return "its dir was removed or replaced meanwhile", nil
 		}
 		select {
 		case <-changed:
