@@ -1,7 +1,6 @@
 package reaper
 
 import (
-	"errors"
 	"io"
 	"os"
 	"syscall"
@@ -61,22 +60,7 @@ func pipeAtLimit(t *testing.T) (pr, pw *os.File, top int) {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
-	var fill []*os.File
-	t.Cleanup(func() {
-		for _, f := range fill {
-			f.Close()
-		}
-	})
-	for {
-		f, err := os.Open(os.DevNull)
-		if errors.Is(err, syscall.EMFILE) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		fill = append(fill, f)
-	}
+	fill := testprog.FillDescriptors(t)
 	// The last two become the pipe, the eight below them free for the
 	// fork's pipes and /dev/null.
 	n := len(fill)

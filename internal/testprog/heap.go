@@ -1,6 +1,7 @@
 package testprog
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,4 +114,27 @@ func LimitDescriptors(t testing.TB, room int) func() {
 	}
 	t.Cleanup(restore)
 	return restore
+}
+
+// FillDescriptors opens /dev/null until the descriptor table is full
+// (EMFILE) and returns the files, in the order of their numbers' opening,
+// closed at the end of t (a file closed before is no matter).
+func FillDescriptors(t testing.TB) []*os.File {
+	t.Helper()
+	var fill []*os.File
+	t.Cleanup(func() {
+		for _, f := range fill {
+			f.Close()
+		}
+	})
+	for {
+		f, err := os.Open(os.DevNull)
+		if errors.Is(err, syscall.EMFILE) {
+			return fill
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fill = append(fill, f)
+	}
 }
