@@ -75,7 +75,7 @@ func (h *hinit) checkFileLimit() {
 }
 
 // checkTmpfs says once, at boot, which tmpfs the image's user may write
-// (the scandir's, /run, /dev/shm, /tmp) may hold as much as the container's
+// (/run, /dev/shm, /tmp, the scandir's) may hold as much as the container's
 // memory limit: their pages count against it, and once a user has filled
 // one the kernel's OOM killer ends the largest process first, often hinit,
 // and the container with it (exit 137, no shutdown, no log line).
@@ -84,7 +84,7 @@ func (h *hinit) checkTmpfs() {
 	if !ok {
 		return
 	}
-	over := tmpfsOver(limit, h.set.scandir, "/run", "/dev/shm", "/tmp")
+	over := tmpfsOver(limit, "/run", "/dev/shm", "/tmp", h.set.scandir) // /run named before the scandir in it
 	if len(over) == 0 {
 		return
 	}
