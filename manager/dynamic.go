@@ -411,18 +411,18 @@ func (d *dynamic) occupied() int {
 }
 
 // settle counts a register of name waiting for the watcher (occupied)
-// and returns what ends the count.
+// and returns what ends the count, to be called once.
 func (d *dynamic) settle(name string) (done func()) {
 	d.mu.Lock()
 	d.settling[name]++
 	d.mu.Unlock()
-	return sync.OnceFunc(func() {
+	return func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if d.settling[name]--; d.settling[name] <= 0 {
 			delete(d.settling, name)
 		}
-	})
+	}
 }
 
 // why is what status shows about the dir name that is not a service, or "".
