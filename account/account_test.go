@@ -94,7 +94,7 @@ func TestLookupOutOfDescriptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-	testprog.FillDescriptors(t)
+	testprog.FillDescriptors(t, os.DevNull)
 	for _, spec := range []string{"root", "0", "root:root"} {
 		_, err := Lookup(spec)
 		if cgoLookups && !errors.Is(err, ErrUnknown) {

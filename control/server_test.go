@@ -518,37 +518,11 @@ func TestOutOfDescriptors(t *testing.T) {
 		t.Fatalf("list: %+v, %v", resp, err)
 	}
 	spares := devNulls(t) // the two loops' spares among them
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Fatal(err)
-	}
-	open, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	low := lim
-	low.Cur = uint64(len(open) + 64)
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
-		t.Fatal(err)
-	}
+	testprog.LimitDescriptors(t, 64)
 	var fillers []*os.File
-	defer func() {
-		for _, f := range fillers {
-			f.Close()
-		}
-		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-	}()
 	fill := func() {
-		for {
-			f, err := os.Open("/proc/self/stat") // not /dev/null: those are the spares
-			if err != nil {
-				if !errors.Is(err, syscall.EMFILE) {
-					t.Fatal(err)
-				}
-				return
-			}
-			fillers = append(fillers, f)
-		}
+		// Not /dev/null: those are the spares.
+		fillers = append(fillers, testprog.FillDescriptors(t, "/proc/self/stat")...)
 	}
 	// ask waits for both loops to hold their spares again (a connection
 	// taken with one gives it back once closed, and a spare that finds the

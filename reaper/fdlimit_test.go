@@ -60,7 +60,7 @@ func pipeAtLimit(t *testing.T) (pr, pw *os.File, top int) {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
-	fill := testprog.FillDescriptors(t)
+	fill := testprog.FillDescriptors(t, os.DevNull)
 	// The last two become the pipe, the eight below them free for the
 	// fork's pipes and /dev/null.
 	n := len(fill)

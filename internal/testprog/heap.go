@@ -116,10 +116,10 @@ func LimitDescriptors(t testing.TB, room int) func() {
 	return restore
 }
 
-// FillDescriptors opens /dev/null until the descriptor table is full
-// (EMFILE) and returns the files, in the order of their numbers' opening,
+// FillDescriptors opens path (/dev/null, say) until the descriptor table
+// is full (EMFILE) and returns the files, in the order of their opening,
 // closed at the end of t (a file closed before is no matter).
-func FillDescriptors(t testing.TB) []*os.File {
+func FillDescriptors(t testing.TB, path string) []*os.File {
 	t.Helper()
 	var fill []*os.File
 	t.Cleanup(func() {
@@ -128,7 +128,7 @@ func FillDescriptors(t testing.TB) []*os.File {
 		}
 	})
 	for {
-		f, err := os.Open(os.DevNull)
+		f, err := os.Open(path)
 		if errors.Is(err, syscall.EMFILE) {
 			return fill
 		}
