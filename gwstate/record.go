@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"hinit/asuser"
 )
@@ -21,6 +20,15 @@ import (
 // gateway read (or, when the gateway found the file unreadable, to a fresh
 // record without the field). The record lets ReadDesired see through that
 // revert; nothing but hinit writes it.
+//
+// Such a revert lands within the gateway's read-modify-write, well under
+// a second, so hinit reads the file back a while after each write
+// (Settle): a revert found then is written over again, and a record whose
+// value the file still held is marked settled. A settled record no longer
+// speaks at a boot: a desired_state written since by anyone (another
+// supervisor on the same volume, the s6 image the container went back to
+// for a while) counts as it stands. Only a record hinit could not read
+// back (the container ended within that while) is read through at a boot.
 const RecordName = ".hinit-desired.json"
 
 // maxRecord bounds the record read; hinit writes under 200 bytes.
@@ -31,6 +39,9 @@ type record struct {
 	DesiredState string `json:"desired_state"`
 	Replaced     string `json:"replaced"` // desired_state before hinit's write, "" when there was none
 	WrittenAt    string `json:"written_at"`
+	// Settled: read back after the gateway's rewrites in flight at
+	// WrittenAt had landed, the file still held DesiredState (Settle).
+	Settled bool `json:"settled,omitempty"`
 }
 
 // recordPath is the record next to the state file at statePath.
@@ -39,8 +50,8 @@ func recordPath(statePath string) string {
 }
 
 // writeRecord replaces the record next to statePath.
-func writeRecord(statePath, desired, replaced string, now time.Time) error {
-	data, _ := json.Marshal(record{DesiredState: desired, Replaced: replaced, WrittenAt: Timestamp(now)})
+func writeRecord(statePath string, r record) error {
+	data, _ := json.Marshal(r)
 	if err := asuser.WriteFileAtomic(recordPath(statePath), data, newFileMode); err != nil {
 		return fmt.Errorf("write hinit's desired-state record: %w", err)
 	}
@@ -92,7 +103,8 @@ type Intent struct {
 // and of hinit's record (nil when there is none). The file's desired_state
 // counts unless it is missing or equal to the value hinit's last write
 // replaced while hinit wrote something else: that is the gateway's rewrite
-// undoing hinit's, and the record's value counts. Otherwise, as
+// undoing hinit's, and the record's value counts, unless the record is
+// settled (see RecordName). Otherwise, as
 // ReadDesired: desired_state, else gateway_state with draining and
 // degraded counted as running.
 func Resolve(state, rec []byte) (Intent, error) {
@@ -113,7 +125,7 @@ func Resolve(state, rec []byte) (Intent, error) {
 	_ = json.Unmarshal(doc["updated_at"], &stamp)
 	_, epoch := stamp.(float64) // not null, a string or missing
 	byHermesCLI := desired != "" && epoch
-	if r, ok := parseRecord(rec); ok && !byHermesCLI && r.DesiredState != desired && (desired == "" || desired == r.Replaced) {
+	if r, ok := parseRecord(rec); ok && !r.Settled && !byHermesCLI && r.DesiredState != desired && (desired == "" || desired == r.Replaced) {
 		return Intent{State: r.DesiredState, Reverted: true}, nil
 	}
 	if desired != "" {

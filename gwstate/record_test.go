@@ -2,6 +2,7 @@ package gwstate
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,6 +31,10 @@ func TestResolve(t *testing.T) {
 			Intent{State: Stopped, Reverted: true}, nil},
 		{"a null updated_at is no epoch", `{"desired_state":"running","updated_at":null}`, rec("stopped", "running"),
 			Intent{State: Stopped, Reverted: true}, nil},
+		{"a settled record does not speak (another supervisor's later start)", `{"desired_state":"running","updated_at":"2026-11-28T12:44:57+00:00"}`,
+			`{"desired_state":"stopped","replaced":"running","written_at":"x","settled":true}`, Intent{State: Running}, nil},
+		{"nor when the field is gone", `{"gateway_state":"stopped"}`,
+			`{"desired_state":"running","replaced":"","written_at":"x","settled":true}`, Intent{State: Stopped}, nil},
 		{"malformed record ignored", `{"desired_state":"running"}`, `{"desired_state":"maybe"}`, Intent{State: Running}, nil},
 		{"record not JSON ignored", `{"desired_state":"running"}`, `{`, Intent{State: Running}, nil},
 		{"gateway_state fallback", `{"gateway_state":"draining"}`, "", Intent{State: Running}, nil},
@@ -90,4 +95,97 @@ func TestDesiredSurvivesTheGatewayRewrite(t *testing.T) {
 	if reverted != 100 {
 		t.Errorf("%d reverts seen, want 100", reverted)
 	}
+}
+
+// Settle, a while after a stop: the file kept it (the record is settled),
+// or the gateway's rewrite undid it (written again, to be settled in turn).
+func TestSettle(t *testing.T) {
+	at := testNow
+	later := at.Add(SettleAfter)
+	recordOf := func(t *testing.T, p string) record {
+		t.Helper()
+		r, ok := parseRecord([]byte(readString(t, filepath.Join(filepath.Dir(p), RecordName))))
+		if !ok {
+			t.Fatal("no valid record")
+		}
+		return r
+	}
+	setup := func(t *testing.T) string {
+		t.Helper()
+		p := filepath.Join(hermesDir(t), StateFileName)
+		err := asHermes(t, func() error {
+			if err := asuser.WriteFileAtomic(p, []byte(`{"gateway_state":"running","desired_state":"running"}`), 0o644); err != nil {
+				return err
+			}
+			return SetDesired(p, Stopped, at)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	settle := func(t *testing.T, p string, at time.Time) bool {
+		t.Helper()
+		var again bool
+		err := asHermes(t, func() (err error) {
+			again, err = Settle(p, at, later)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return again
+	}
+	t.Run("kept", func(t *testing.T) {
+		p := setup(t)
+		if settle(t, p, at) {
+			t.Fatal("Settle wrote again a file that kept the stop")
+		}
+		want := record{DesiredState: Stopped, Replaced: Running, WrittenAt: Timestamp(at), Settled: true}
+		if r := recordOf(t, p); r != want {
+			t.Fatalf("record %+v, want %+v", r, want)
+		}
+		// The s6 image's start and its gateway's rewrite, on the same
+		// volume, before hinit's next boot: a later wish, not a revert.
+		writeFile(t, p, `{"gateway_state":"running","desired_state":"running","updated_at":"2026-12-01T10:00:00.000000+00:00"}`)
+		if in, err := ReadIntent(p, nil); err != nil || in != (Intent{State: Running}) {
+			t.Fatalf("ReadIntent = %+v, %v; want running, not reverted", in, err)
+		}
+	})
+	t.Run("reverted", func(t *testing.T) {
+		p := setup(t)
+		writeFile(t, p, `{"gateway_state":"stopped","desired_state":"running","updated_at":"2026-11-28T12:44:57.000000+00:00"}`)
+		if !settle(t, p, at) {
+			t.Fatal("Settle did not write the reverted stop again")
+		}
+		if in, err := ReadDesired(p); err != nil || in != Stopped {
+			t.Fatalf("file says %q, %v after Settle; want stopped", in, err)
+		}
+		want := record{DesiredState: Stopped, Replaced: Running, WrittenAt: Timestamp(later)}
+		if r := recordOf(t, p); r != want {
+			t.Fatalf("record %+v, want %+v", r, want)
+		}
+		if settle(t, p, later) || !recordOf(t, p).Settled {
+			t.Fatal("the write again was not settled in turn")
+		}
+	})
+	t.Run("a later write's", func(t *testing.T) {
+		p := setup(t)
+		if err := asHermes(t, func() error { return SetDesired(p, Running, at.Add(time.Second)) }); err != nil {
+			t.Fatal(err)
+		}
+		if settle(t, p, at) || recordOf(t, p).Settled {
+			t.Fatal("Settle of an earlier write settled a later one's record")
+		}
+	})
+	t.Run("file gone", func(t *testing.T) {
+		p := setup(t)
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		settle(t, p, at)
+		if _, err := os.Lstat(filepath.Join(filepath.Dir(p), RecordName)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("record of a removed file kept: %v", err)
+		}
+	})
 }

@@ -48,6 +48,11 @@ func SetDesired(path, desired string, now time.Time) error {
 		return fmt.Errorf("set desired state of %s: %w: %q", path, ErrInvalid, desired)
 	}
 	defer setting.Lock(path)()
+	return setDesired(path, desired, now)
+}
+
+// setDesired is SetDesired, its lock held.
+func setDesired(path, desired string, now time.Time) error {
 	// The gateway rewrites the file whole whenever its state changes: one
 	// of its writes that landed between the read and the rename would be
 	// undone by the rename. So the file is checked to be the one read just
@@ -65,8 +70,50 @@ func SetDesired(path, desired string, now time.Time) error {
 		if err != nil {
 			return fmt.Errorf("set desired state: %w", err)
 		}
-		return writeRecord(path, desired, replaced, now)
+		return writeRecord(path, record{DesiredState: desired, Replaced: replaced, WrittenAt: Timestamp(now)})
 	}
+}
+
+// SettleAfter is how long after SetDesired its caller calls Settle: the
+// gateway's rewrites that had read the file before hinit's write have
+// landed by then (each is a read, a merge and a rename: milliseconds,
+// under a second on a loaded machine).
+const SettleAfter = 10 * time.Second
+
+// Settle reads back the file that SetDesired(path, _, at) wrote, once its
+// caller has waited SettleAfter. When the gateway's rewrite undid that
+// write (Resolve), the desired state is written again, at now, and again
+// is true: the caller settles that write in turn. Otherwise the record is
+// marked settled, and no longer speaks at a boot (RecordName). A record a
+// later write replaced is that write's to settle, and a corrupt or
+// unreadable file leaves the record as it is, for the boot.
+func Settle(path string, at, now time.Time) (again bool, err error) {
+	defer setting.Lock(path)()
+	data, ok, err := readRecord(path, nil)
+	if err != nil || !ok {
+		return false, err
+	}
+	r, ok := parseRecord(data)
+	if !ok || r.Settled || r.WrittenAt != Timestamp(at) {
+		return false, nil
+	}
+	state, _, err := readFile(path, maxSize, nil)
+	if errors.Is(err, ErrMissing) {
+		forgetRecord(path)
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	in, err := Resolve(state, data)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if in.Reverted {
+		return true, setDesired(path, in.State, now)
+	}
+	r.Settled = true
+	return false, writeRecord(path, r)
 }
 
 // maxMerges bounds how many times SetDesired reads and merges into a file
@@ -95,7 +142,7 @@ func mergeDesired(path, desired string, now time.Time, check bool) (string, erro
 	if data, ok, _ := readRecord(path, nil); ok && replaced == desired {
 		// The same wish again: what a revert in flight may still put
 		// back is what the first of these writes replaced.
-		if r, ok := parseRecord(data); ok && r.DesiredState == desired {
+		if r, ok := parseRecord(data); ok && r.DesiredState == desired && !r.Settled {
 			replaced = r.Replaced
 		}
 	}

@@ -200,3 +200,12 @@ func ShortenRegisterWait(d time.Duration) (restore func()) {
 	registerWait = d
 	return func() { registerWait = control.QuickAnswer }
 }
+
+// QueueSettles hands the test each read-back of a desired state hinit
+// wrote (settleDesired), to run when it chooses, until restore.
+func QueueSettles() (settles <-chan func(), restore func()) {
+	c := make(chan func(), 16)
+	old := afterSettle
+	afterSettle = func(f func()) { c <- f }
+	return c, func() { afterSettle = old }
+}

@@ -196,7 +196,8 @@ func (m *Manager) recordDesired(ctx context.Context, s *supervise.Service, verb 
 	if verb == control.VerbStop {
 		desired = gwstate.Stopped
 	}
-	err := m.asUserCtx(ctx, func() error { return gwstate.SetDesired(path, desired, time.Now()) })
+	at := time.Now()
+	err := m.asUserCtx(ctx, func() error { return gwstate.SetDesired(path, desired, at) })
 	if errors.Is(err, fs.ErrNotExist) {
 		// No profile dir (hermes profile delete removed it first): no
 		// boot will start a gateway for it, there is nothing to keep.
@@ -210,7 +211,46 @@ func (m *Manager) recordDesired(ctx context.Context, s *supervise.Service, verb 
 		m.log.Warn("desired state not recorded", "svc", st.Name, "path", path, "err", err)
 		return fmt.Errorf("desired_state %s not recorded: %w; after a container restart the gateway will be as before this request", desired, err)
 	}
+	m.settleDesired(path, at, maxSettles)
 	return nil
+}
+
+// afterSettle runs f once the gateway's rewrites in flight have landed;
+// a test runs f when it chooses (QueueSettles).
+var afterSettle = func(f func()) { time.AfterFunc(gwstate.SettleAfter, f) }
+
+// maxSettles bounds how many times one wish is written again when the
+// gateway's rewrites keep undoing it; the last stays for the boot to read
+// through (gwstate.Resolve).
+const maxSettles = 3
+
+// settleDesired reads the state file at path back SettleAfter after hinit
+// wrote desired_state there at at, on a timer of its own: the gateway's
+// rewrite may have undone the write, which is then written again and read
+// back in turn (left times at most), or hinit's record of it is settled
+// (gwstate.Settle). The record of a wish not read back (the manager ended
+// first) stays unsettled, and the next boot reads through a revert.
+func (m *Manager) settleDesired(path string, at time.Time, left int) {
+	afterSettle(func() {
+		if m.life.Err() != nil {
+			return
+		}
+		var again bool
+		now := time.Now()
+		err := m.asUserCtx(m.life, func() (err error) {
+			again, err = gwstate.Settle(path, at, now)
+			return err
+		})
+		switch {
+		case err != nil:
+			m.log.Warn("desired state not read back: the next boot reads it from hinit's record", "path", path, "err", err)
+		case again:
+			m.log.Warn("the gateway's own rewrite of gateway_state.json undid desired_state: written again", "path", path)
+			if left > 1 {
+				m.settleDesired(path, now, left-1)
+			}
+		}
+	})
 }
 
 // unrecordedAnswer answers a request that was applied to every service but

@@ -17,6 +17,7 @@ import (
 
 	"hinit/config"
 	"hinit/control"
+	"hinit/gwstate"
 	"hinit/internal/testprog"
 	"hinit/manager"
 	mt "hinit/manager/managertest"
@@ -930,6 +931,57 @@ func TestStopOfS6RegisteredGateway(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".gateway-planned-stop.json")); err != nil {
 		t.Errorf("no planned-stop marker before the SIGTERM: %v", err)
+	}
+}
+
+// hsvc stop's desired_state is read back once the gateway's rewrites in
+// flight have landed. One that undid it (it read the file before hinit's
+// write) is written over again; one the file kept settles hinit's record,
+// so that a later start by someone else (the s6 image run on the same
+// volume meanwhile) is not taken at the next boot for the gateway's
+// revert. Before, nothing was read back: the revert was seen only at the
+// next boot, and a stop undone by another supervisor's start came back.
+func TestStopReadBack(t *testing.T) {
+	settles, restore := manager.QueueSettles()
+	defer restore()
+	f, dir := s6Gateway(t, false)
+	state := filepath.Join(dir, "gateway_state.json")
+	readBack := func() {
+		t.Helper()
+		select {
+		case settle := <-settles:
+			settle()
+		case <-time.After(10 * time.Second):
+			t.Fatal("desired_state not read back")
+		}
+	}
+	testprog.WaitFor(t, 5*time.Second, "gateway-coder up", func() bool { return f.State("gateway-coder") == "up" })
+	f.Expect(control.Request{Verb: control.VerbStop, Names: []string{"gateway-coder"}, Wait: "10s"}, 0, "")
+	// The gateway's rewrite, from a reading before hinit's write.
+	if err := os.WriteFile(state, []byte(`{"gateway_state":"stopped","desired_state":"running","updated_at":"2026-11-29T17:00:00.000000+00:00"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readBack()
+	if d := desiredState(state); d != "stopped" {
+		t.Fatalf("after the read-back of a stop the gateway undid, desired_state %q, want stopped", d)
+	}
+	readBack() // the write again, read back in turn
+	rec := filepath.Join(dir, gwstate.RecordName)
+	if b, _ := os.ReadFile(rec); !strings.Contains(string(b), `"settled":true`) {
+		t.Fatalf("record after the read-back: %s; want it settled", b)
+	}
+	// The s6 image's start and its gateway's own rewrite, before hinit's
+	// next boot.
+	if err := os.WriteFile(state, []byte(`{"gateway_state":"running","desired_state":"running","updated_at":"2026-12-01T10:00:00.000000+00:00"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if in, err := gwstate.ReadIntent(state, nil); err != nil || in != (gwstate.Intent{State: gwstate.Running}) {
+		t.Errorf("the next boot reads %+v, %v; want running, the later start", in, err)
+	}
+	select {
+	case <-settles:
+		t.Error("a settled stop was read back again")
+	default:
 	}
 }
 

@@ -17,12 +17,16 @@ import (
 const bootLogTime = "2006-01-02T15:04:05-0700"
 
 // formatBootLog renders one line per action, with hermes' newest
-// container_boot's prior_exit last.
-func formatBootLog(now time.Time, actions []Action) []byte {
+// container_boot's prior_exit last, then one line per skipped profile
+// (action=skipped, one of hermes' own labels): nothing of it was read.
+func formatBootLog(now time.Time, actions []Action, skipped []string) []byte {
 	ts := now.Format(bootLogTime)
 	var b strings.Builder
 	for _, a := range actions {
 		fmt.Fprintf(&b, "%s profile=%s prior_state=%s action=%s prior_exit=%s\n", ts, a.Profile, a.Prior, a.Label(), a.PriorExit)
+	}
+	for _, name := range skipped {
+		fmt.Fprintf(&b, "%s profile=%s prior_state=unknown action=skipped prior_exit=unknown\n", ts, name)
 	}
 	return []byte(b.String())
 }

@@ -90,7 +90,7 @@ func checkBootLog(t *testing.T, w *world, actions []Action) {
 	if err != nil || lerr != nil || !st.Mode().IsRegular() {
 		return // a planted link: nothing written, warned instead
 	}
-	want := string(formatBootLog(testNow, actions))
+	want := string(formatBootLog(testNow, actions, nil))
 	if !strings.HasSuffix(string(b), want) || len(b) >= bootLogMax+len(want) {
 		t.Fatalf("boot log (%d bytes) does not end with %q", len(b), want)
 	}

@@ -35,7 +35,7 @@ func TestProfilesListingHeap(t *testing.T) {
 	var list []profile
 	var err error
 	grew := heapGrowth(func() {
-		list, err = listProfiles(gwstate.Home(w.home), "gateway", 0, slog.New(slog.DiscardHandler))
+		list, _, err = listProfiles(gwstate.Home(w.home), "gateway", 0, slog.New(slog.DiscardHandler))
 	}) >> 20
 	if err != nil || len(list) != 2 || list[1].name != "coder" {
 		t.Fatalf("listProfiles = %+v, %v; want default and coder", list, err)
@@ -55,7 +55,7 @@ func TestProfilesListingMax(t *testing.T) {
 		w.profile(t, fmt.Sprintf("p%02d", 19-i), "")
 	}
 	var logs strings.Builder
-	list, err := listProfiles(gwstate.Home(w.home), "gateway", 6, slog.New(slog.NewTextHandler(&logs, nil)))
+	list, _, err := listProfiles(gwstate.Home(w.home), "gateway", 6, slog.New(slog.NewTextHandler(&logs, nil)))
 	var got []string
 	for _, p := range list {
 		got = append(got, p.name)
@@ -107,9 +107,12 @@ func TestProfilesSkippedWarningsBounded(t *testing.T) {
 		symlink(t, w.outside, filepath.Join(w.home, "profiles", fmt.Sprintf("link%02d", i)))
 	}
 	var logs strings.Builder
-	list, err := listProfiles(gwstate.Home(w.home), "gateway", 0, slog.New(slog.NewTextHandler(&logs, nil)))
+	list, links, err := listProfiles(gwstate.Home(w.home), "gateway", 0, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil || len(list) != 2 || list[1].name != "ok" {
 		t.Fatalf("listProfiles = %v, %v; want default and ok", list, err)
+	}
+	if len(links) != maxSkipWarnings {
+		t.Errorf("links %q: %d, want the %d said", links, len(links), maxSkipWarnings)
 	}
 	if n := strings.Count(logs.String(), "reconcile: profile skipped"); n != maxSkipWarnings {
 		t.Errorf("%d lines of their own, want %d:\n%s", n, maxSkipWarnings, logs.String())

@@ -318,6 +318,18 @@ func TestRunRevertedDesiredState(t *testing.T) {
 	if !strings.Contains(w.logs.String(), "lost desired_state stopped") {
 		t.Errorf("no warning in %s", w.logs.String())
 	}
+	// No rewrite of the gateway's is in flight at a boot: the write back
+	// is settled, and a later start by someone else (the s6 image on the
+	// same volume) is one at the boot after.
+	if got := readString(t, filepath.Join(dir, gwstate.RecordName)); !strings.Contains(got, `"settled":true`) {
+		t.Errorf("record after the write back: %s; want it settled", got)
+	}
+	writeFile(t, filepath.Join(dir, gwstate.StateFileName), `{"desired_state":"running","gateway_state":"running","updated_at":"2026-12-01T10:00:00.000000+00:00"}`)
+	os.RemoveAll(w.scan) // a new container: a fresh tmpfs scandir
+	mkdir(t, w.scan)
+	if actions, err := w.run(t, false, ""); err != nil || len(actions) != 2 || !actions[1].Start {
+		t.Errorf("boot after a later start: %+v, %v; want coder started", actions, err)
+	}
 }
 
 // When the root gateway multiplexes, a named profile's running intent

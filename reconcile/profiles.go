@@ -31,21 +31,25 @@ type profile struct {
 // without SOUL.md are not profiles and are skipped silently. The dir is
 // read in batches and only the profiles kept are held: the hermes user may
 // fill it with any number of entries, which PID 1 reads at every boot. The
-// error reports a profiles dir that exists but cannot be listed.
-func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logger) ([]profile, error) {
-	list := []profile{{name: gwstate.DefaultProfile, dir: home.ProfileDir(gwstate.DefaultProfile)}}
+// error reports a profiles dir that exists but cannot be listed. links are
+// the symlinks among those said, whose names could be profiles': the s6
+// image followed them, and the boot log says each was skipped.
+func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logger) (list []profile, links []string, err error) {
+	list = []profile{{name: gwstate.DefaultProfile, dir: home.ProfileDir(gwstate.DefaultProfile)}}
 	named := &byNameDesc{}
 	more, skipped := 0, 0
-	skip := func(msg string, args ...any) {
-		if skipped++; skipped <= maxSkipWarnings {
+	skip := func(msg string, args ...any) bool {
+		skipped++
+		if skipped <= maxSkipWarnings {
 			log.Warn(msg, args...)
 		}
+		return skipped <= maxSkipWarnings
 	}
-	err := eachEntry(home.Profiles(), log, func(name string) {
+	err = eachEntry(home.Profiles(), log, func(name string) {
 		dir := filepath.Join(home.Profiles(), name) // "default" here is a dir to skip, not the home
 		if ok, err := isProfile(dir); !ok {
-			if err != nil {
-				skip("reconcile: profile skipped", "dir", dir, "err", err)
+			if err != nil && skip("reconcile: profile skipped", "dir", dir, "err", err) && badName(name, template) == "" {
+				links = append(links, name)
 			}
 			return
 		}
@@ -60,7 +64,7 @@ func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logge
 		}
 	})
 	if err != nil {
-		return list, err
+		return list, links, err
 	}
 	if skipped > maxSkipWarnings {
 		log.Warn(fmt.Sprintf("reconcile: %d more entries skipped (symlinks, bad names), not each said", skipped-maxSkipWarnings), "dir", home.Profiles())
@@ -70,7 +74,7 @@ func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logge
 	}
 	kept := []profile(*named)
 	sort.Slice(kept, func(i, j int) bool { return kept[i].name < kept[j].name })
-	return append(list, kept...), nil
+	return append(list, kept...), links, nil
 }
 
 // maxSkipWarnings is how many entries of profiles/ skipped at a boot get a

@@ -17,7 +17,8 @@ import (
 // real named profile, read the desired state and remove stale PID files;
 // decide which slots start (decide); publish each slot, with the profile's
 // drain budget as its stop timeout (DrainTimeout); then append one line
-// per profile to the boot log.
+// per profile to the boot log, and one for each symlinked profile dir
+// skipped.
 //
 // It returns one Action per published profile; hinit logs them. Run itself
 // logs, once each, what has no Action: skipped profile dirs, cleanup
@@ -33,7 +34,7 @@ func Run(opts Options) ([]Action, error) {
 	if opts.Bootstrap == gwstate.Running { // exactly, as hermes compares it
 		seed(home.StateFile(gwstate.DefaultProfile), log)
 	}
-	profiles, listErr := listProfiles(home, opts.Template, opts.Slots, log)
+	profiles, links, listErr := listProfiles(home, opts.Template, opts.Slots, log)
 	errs := []error{listErr}
 	actions := make([]Action, len(profiles))
 	reads := make([]profileRead, len(profiles))
@@ -50,7 +51,7 @@ func Run(opts Options) ([]Action, error) {
 		}
 		published = append(published, actions[i])
 	}
-	warn, err := appendBootLog(opts.Home, formatBootLog(opts.Now(), published))
+	warn, err := appendBootLog(opts.Home, formatBootLog(opts.Now(), published, links))
 	for _, w := range []error{warn, err} {
 		if w != nil {
 			log.Warn("reconcile: "+w.Error(), "home", opts.Home)
@@ -179,7 +180,7 @@ func publishOne(opts Options, p profile, a *Action) error {
 // readIntent reads the profile's desired state. When the gateway's own
 // rewrite of gateway_state.json lost the desired_state hinit last wrote
 // (gwstate.Resolve), hinit's record counts and is written back, so the file
-// says it again for hermes' own readers.
+// says it again for hermes' own readers, and the record is settled.
 func readIntent(opts Options, p profile, budget *gwstate.Budget) (gwstate.Intent, error) {
 	path := filepath.Join(p.dir, gwstate.StateFileName)
 	in, err := gwstate.ReadIntent(path, budget)
@@ -188,7 +189,14 @@ func readIntent(opts Options, p profile, budget *gwstate.Budget) (gwstate.Intent
 	}
 	opts.Logger.Warn("reconcile: the gateway's own rewrite of gateway_state.json lost desired_state "+in.State+
 		": hinit's record counts and is written back", "profile", p.name)
-	if err := gwstate.SetDesired(path, in.State, opts.Now()); err != nil {
+	// No rewrite of the gateway's can be in flight at a boot: this write
+	// is settled at once (gwstate.Settle).
+	at := opts.Now()
+	err = gwstate.SetDesired(path, in.State, at)
+	if err == nil {
+		_, err = gwstate.Settle(path, at, at)
+	}
+	if err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
 	return in, nil

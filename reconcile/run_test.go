@@ -42,6 +42,10 @@ func TestRun(t *testing.T) {
 	w.profile(t, longest, `{"gateway_state":"running"}`)
 	mkdir(t, filepath.Join(w.home, "profiles", "nosoul"))
 	writeFile(t, filepath.Join(w.home, "profiles", "file"), "")
+	// Symlinked profile dirs, which the s6 image followed: not followed,
+	// and the boot log says so of a name that could be a profile's.
+	symlink(t, coder, filepath.Join(w.home, "profiles", "bot"))
+	symlink(t, coder, filepath.Join(w.home, "profiles", "Bad.Link"))
 
 	actions, err := w.run(t, false, "")
 	if err != nil {
@@ -80,6 +84,7 @@ func TestRun(t *testing.T) {
 		wantLog.WriteString("2026-05-21T06:18:05+0000 profile=" + tc.profile + " prior_state=" + tc.prior +
 			" action=" + a.Label() + " prior_exit=" + tc.exit + "\n")
 	}
+	wantLog.WriteString("2026-05-21T06:18:05+0000 profile=bot prior_state=unknown action=skipped prior_exit=unknown\n")
 	if got := readString(t, filepath.Join(w.home, "logs", BootLog)); got != wantLog.String() {
 		t.Errorf("boot log =\n%s\nwant\n%s", got, wantLog.String())
 	}
@@ -92,7 +97,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	logs := w.logs.String()
-	for _, skipped := range []string{"profiles/default", "profiles/Bad.Name", "profiles/xxx"} {
+	for _, skipped := range []string{"profiles/default", "profiles/Bad.Name", "profiles/xxx", "profiles/bot", "profiles/Bad.Link"} {
 		if countLines(logs, skipped) != 1 {
 			t.Errorf("want one warning about %s in\n%s", skipped, logs)
 		}
