@@ -16,6 +16,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sys/unix"
+
 	"hinit/internal/testprog"
 )
 
@@ -370,5 +372,42 @@ func TestStuckConsoleOfManyLogsStaysBounded(t *testing.T) {
 	}
 	if used := consolePool.used.Load(); used != 0 {
 		t.Fatalf("%d bytes still counted in the pool once every log is closed", used)
+	}
+}
+
+// A service may enlarge its pipe (F_SETPIPE_SZ, 1 MiB for any user).
+// EndLine's drain read a fixed 64 KiB of it and ended the line it stopped
+// in: a line in the middle of the stream was cut in two, in the file and
+// on the console (and a forced stop at the shutdown's deadline left the
+// rest unread and uncounted). It reads what the pipe holds.
+func TestEndLineDrainsAnEnlargedPipe(t *testing.T) {
+	defer func(d time.Duration) { stallWait = d }(stallWait)
+	stallWait = time.Hour // the console is slow here, not stalled
+	g := gatedWriter{gate: make(chan struct{})}
+	l := newLog(t, Options{Name: "x", Dir: t.TempDir(), Console: g, MaxSize: 16 << 20})
+	if _, err := unix.FcntlInt(l.Writer().Fd(), unix.F_SETPIPE_SZ, 1<<20); err != nil {
+		t.Skipf("F_SETPIPE_SZ: %v", err)
+	}
+	console := l.outs[1]
+	const width = 100
+	lines := (queueBytes + 700<<10) / width // more than the queue and 64 KiB, less than the queue and the pipe
+	fmt.Fprint(l.Writer(), strings.Repeat(strings.Repeat("a", width-1)+"\n", lines))
+	testprog.WaitFor(t, 10*time.Second, "the reader to wait on the full console", func() bool {
+		console.q.mu.Lock()
+		defer console.q.mu.Unlock()
+		return console.q.room != nil
+	})
+	fmt.Fprint(l.Writer(), "tail")
+	l.EndLine()
+	close(g.gate)
+	closeLog(t, l)
+	got := texts(readEntries(t, l.Path()))
+	for i, s := range got[:len(got)-1] {
+		if len(s) != width-1 {
+			t.Fatalf("line %d of %d is %d bytes, want %d: a line was cut", i, len(got), len(s), width-1)
+		}
+	}
+	if n := len(got); n != lines+1 || got[n-1] != "tail" || l.Lost() != 0 {
+		t.Fatalf("%d lines ending %q, %d lost; want %d ending tail and none lost", n, got[n-1], l.Lost(), lines+1)
 	}
 }

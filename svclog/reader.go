@@ -75,12 +75,17 @@ func (s *splitter) flush() {
 // moment a read runs, not while a Log waits for its service to say something.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// drainLimit bounds what a forced stop still reads: about what a pipe holds.
-const drainLimit = 64 << 10
+// drainLimit bounds what a drain reads when the pipe cannot say how much
+// it holds; drainMax bounds what it reads when it can (a pipe its writer
+// enlarged with F_SETPIPE_SZ: up to 1 MiB for a user, more for root).
+const (
+	drainLimit = 64 << 10
+	drainMax   = 16 << 20
+)
 
 // readPipe feeds s everything read from f until EOF. It waits in the
 // netpoller without holding a buffer. At a read deadline it takes what is
-// already in the pipe, up to drainLimit, without waiting for more, and asks
+// already in the pipe (drain), without waiting for more, and asks
 // woken whether to go on: it stops when Close gave up waiting for the
 // writers, and the last lines written before the stop are not lost.
 func readPipe(f *os.File, s *splitter, woken func() bool) error {
@@ -124,10 +129,18 @@ func readInto(fd int, s *splitter) (int, error) {
 	return n, err
 }
 
-// drain reads what is already in the pipe, up to drainLimit, never waiting.
+// drain reads what is already in the pipe, never waiting: what FIONREAD
+// says it holds now (at most drainMax), else up to drainLimit. A fixed
+// bound smaller than the pipe left the rest unread: an EndLine then ended
+// a line in the middle of the stream, and a forced stop lost what was left
+// uncounted.
 func drain(rc interface{ Control(func(uintptr)) error }, s *splitter) {
 	rc.Control(func(fd uintptr) {
-		for total := 0; total < drainLimit; {
+		limit := drainLimit
+		if n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil { // FIONREAD
+			limit = min(max(n, 1), drainMax)
+		}
+		for total := 0; total < limit; {
 			n, err := readInto(int(fd), s)
 			if n <= 0 || err != nil {
 				return
