@@ -110,6 +110,10 @@ func (w *fileWriter) write(ls []line) (int, error) {
 			if cut := int64(n - kept); cut > 0 && !w.takeBack(cut) {
 				w.partial = true // ...a line cut short: the next starts on its own
 			}
+			if errors.Is(err, unix.ENOSPC) && w.makeRoom() {
+				done += whole
+				continue
+			}
 			return done + whole, err // "write <path>: <errno>"
 		}
 		w.partial = false

@@ -117,6 +117,29 @@ func TestFullDisk(t *testing.T) {
 	}
 }
 
+// Archives that fill the filesystem (keep archives of max_size, more than
+// it holds) make room for new lines, the oldest first. Before, current,
+// emptied by the rotation, never reached max_size again, rotation (the
+// only prune) never came, and every new line was lost while the oldest
+// archives stayed.
+func TestFullDiskOfArchives(t *testing.T) {
+	dir := tinyTmpfs(t)
+	l := newLog(t, Options{Dir: dir, MaxSize: 8 << 10, Keep: 20})
+	const lines, width = 3000, 100 // 300 KB through a 64 KiB filesystem
+	produce(t, l.Writer(), lines, width)
+	testprog.WaitFor(t, 10*time.Second, "the last line to be written or lost", func() bool {
+		b, _ := os.ReadFile(l.Path())
+		return bytes.Contains(b, []byte(padLine(lines, width))) || l.Lost() > 0
+	})
+	closeLog(t, l)
+	if l.Lost() != 0 {
+		t.Fatalf("%d lines lost on a filesystem its own archives filled", l.Lost())
+	}
+	if got := texts(readEntries(t, l.Path())); len(got) == 0 || got[len(got)-1] != padLine(lines, width) {
+		t.Fatalf("current ends with %q, want the last line", got[max(0, len(got)-1):])
+	}
+}
+
 // TestFullDiskAfterTheOwnerEmptiedTheFile: a line a full disk cut short is
 // taken back only from a file as hinit left it. Here its owner emptied it
 // first (hinit's count is 30 KB, the file 0): the cut short line stays (the

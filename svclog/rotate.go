@@ -125,6 +125,37 @@ func (w *fileWriter) pruneKept(archive string) error {
 	return first
 }
 
+// makeRoom deletes the oldest archive of the dir opened, as the owner, when
+// a write found the filesystem full, and reports whether it did, so that
+// the write is tried again: the newest lines are worth more than the
+// oldest kept. With keep archives of max_size more than the filesystem
+// holds, the archives filled it, current never reached max_size again, and
+// rotation, the only prune, never came: every new line was lost while the
+// oldest archives stayed. One archive goes per full write, so a
+// filesystem filled by something else takes this log's archives only as
+// far as its new lines need the room.
+func (w *fileWriter) makeRoom() bool {
+	removed := ""
+	asuser.Do(w.owner, func() error {
+		if w.kept == nil {
+			if err := w.prune(); err != nil {
+				return err
+			}
+		}
+		for w.kept.Len() > 0 && removed == "" {
+			n := heap.Pop(w.kept).(string)
+			if w.removeArchive(n) == nil {
+				removed = n
+			}
+		}
+		return nil
+	})
+	if removed != "" {
+		w.log.Warn("log filesystem full: the oldest archive removed to make room for new lines", "dir", w.dir, "archive", removed)
+	}
+	return removed != ""
+}
+
 // removeArchive deletes the archive n of the dir opened; one gone already
 // is no error.
 func (w *fileWriter) removeArchive(n string) error {
