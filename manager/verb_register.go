@@ -370,6 +370,12 @@ func (m *Manager) removeSlot(ctx context.Context, name string, root bool) error 
 	return m.asUserCtx(ctx, remove)
 }
 
+// watcherGone is why a register waiting for the watcher ends when the
+// watcher stopped for good (err).
+func watcherGone(err error) string {
+	return fmt.Sprintf("hinit stopped reading the scandir before it read its dir (%v); restart the container", err)
+}
+
 // waitAdded waits until the scandir watcher has added name, or has noted
 // why not since the note numbered noted, or the dir published (as Lstat
 // saw it then) is no longer there (why), or ctx ends (err). A dir gone or
@@ -392,13 +398,23 @@ func (m *Manager) waitAdded(ctx context.Context, name string, noted uint64, publ
 			return why, nil
 		}
 		if fi, err := os.Lstat(dir); err != nil || published == nil || !os.SameFile(fi, published) {
+			// The scandir itself moved away takes its dirs with it, and
+			// ends the watcher, which may not have noticed yet.
+			select {
+			case <-m.watchDown:
+				return watcherGone(m.watchErr), nil
+			default:
+			}
+			if _, err := os.Lstat(m.scandir); errors.Is(err, os.ErrNotExist) {
+				return watcherGone(fmt.Errorf("%s was moved or removed", m.scandir)), nil
+			}
 			return "its dir was removed or replaced meanwhile", nil
 		}
 		select {
 		case <-changed:
 		case <-notes:
 		case <-m.watchDown:
-			return fmt.Sprintf("hinit stopped reading the scandir before it read its dir (%v); restart the container", m.watchErr), nil
+			return watcherGone(m.watchErr), nil
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
