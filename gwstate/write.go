@@ -116,6 +116,27 @@ func Settle(path string, at, now time.Time) (again bool, err error) {
 	return false, writeRecord(path, r)
 }
 
+// SettleRecord marks hinit's record next to path settled, whatever write
+// it records: at a boot, where no gateway runs and none of its rewrites is
+// in flight, once the boot has read the file through it (and written a
+// revert back). A record left unsettled (the container ended within
+// SettleAfter of the write, or an older hinit wrote it) would otherwise
+// speak at every later boot, after the gateway's own rewrites restamped a
+// value the boot took for a later decision.
+func SettleRecord(path string) error {
+	defer setting.Lock(path)()
+	data, ok, err := readRecord(path, nil)
+	if err != nil || !ok {
+		return err
+	}
+	r, ok := parseRecord(data)
+	if !ok || r.Settled {
+		return nil
+	}
+	r.Settled = true
+	return writeRecord(path, r)
+}
+
 // maxMerges bounds how many times SetDesired reads and merges into a file
 // another writer keeps replacing; the last is written unchecked.
 const maxMerges = 8

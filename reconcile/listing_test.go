@@ -104,7 +104,7 @@ func TestProfilesSkippedWarningsBounded(t *testing.T) {
 	w := newWorld(t)
 	w.profile(t, "ok", "")
 	for i := range 25 {
-		symlink(t, w.outside, filepath.Join(w.home, "profiles", fmt.Sprintf("link%02d", i)))
+		symlink(t, filepath.Join(w.outside, "profile"), filepath.Join(w.home, "profiles", fmt.Sprintf("link%02d", i)))
 	}
 	var logs strings.Builder
 	list, links, err := listProfiles(gwstate.Home(w.home), "gateway", 0, slog.New(slog.NewTextHandler(&logs, nil)))

@@ -430,3 +430,38 @@ func TestRunFoldWarnings(t *testing.T) {
 		t.Errorf("solo: %+v; want folded, with a warning that its config.yaml was not read", named)
 	}
 }
+
+// A record a boot reads the file through is settled, whatever the file
+// says: no gateway runs at a boot, so none of its rewrites is in flight.
+// Left unsettled (hinit's stop kept by the file, or hermes' CLI's start
+// taken over it), it spoke again at the boot after, once the gateway's own
+// rewrite had restamped the file: the s6 image's start, or the CLI's, was
+// taken for a revert and undone.
+func TestRunSettlesRecordsItReads(t *testing.T) {
+	for _, tc := range []struct {
+		name, state string
+		start       bool // at the first boot
+	}{
+		{"the file kept hinit's stop", `{"desired_state":"stopped","gateway_state":"stopped","updated_at":"2026-11-28T12:44:57.000000+00:00"}`, false},
+		{"hermes' CLI started it since", `{"desired_state":"running","gateway_state":"stopped","updated_at":1764590400}`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			dir := w.profile(t, "coder", tc.state)
+			writeFile(t, filepath.Join(dir, gwstate.RecordName), `{"desired_state":"stopped","replaced":"running","written_at":"x"}`)
+			chown(t, filepath.Join(dir, gwstate.StateFileName))
+			chown(t, filepath.Join(dir, gwstate.RecordName))
+			if actions, err := w.run(t, false, ""); err != nil || len(actions) != 2 || actions[1].Start != tc.start {
+				t.Fatalf("first boot: %+v, %v; want coder started %v", actions, err, tc.start)
+			}
+			// Later: a start (the s6 image on the same volume, or the CLI's
+			// own), and the gateway's rewrite restamps updated_at.
+			writeFile(t, filepath.Join(dir, gwstate.StateFileName), `{"desired_state":"running","gateway_state":"running","updated_at":"2026-12-01T10:00:00.000000+00:00"}`)
+			os.RemoveAll(w.scan) // a new container: a fresh tmpfs scandir
+			mkdir(t, w.scan)
+			if actions, err := w.run(t, false, ""); err != nil || len(actions) != 2 || !actions[1].Start {
+				t.Errorf("boot after the start: %+v, %v; want coder started; log:\n%s", actions, err, w.logs.String())
+			}
+		})
+	}
+}

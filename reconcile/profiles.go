@@ -32,8 +32,9 @@ type profile struct {
 // read in batches and only the profiles kept are held: the hermes user may
 // fill it with any number of entries, which PID 1 reads at every boot. The
 // error reports a profiles dir that exists but cannot be listed. links are
-// the symlinks among those said, whose names could be profiles': the s6
-// image followed them, and the boot log says each was skipped.
+// the symlinks among those said that lead to a profile (linkedProfile)
+// under a name that could be a slot's: the s6 image followed them, and the
+// boot log says each was skipped.
 func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logger) (list []profile, links []string, err error) {
 	list = []profile{{name: gwstate.DefaultProfile, dir: home.ProfileDir(gwstate.DefaultProfile)}}
 	named := &byNameDesc{}
@@ -48,7 +49,7 @@ func listProfiles(home gwstate.Home, template string, slots int, log *slog.Logge
 	err = eachEntry(home.Profiles(), log, func(name string) {
 		dir := filepath.Join(home.Profiles(), name) // "default" here is a dir to skip, not the home
 		if ok, err := isProfile(dir); !ok {
-			if err != nil && skip("reconcile: profile skipped", "dir", dir, "err", err) && badName(name, template) == "" {
+			if err != nil && skip("reconcile: profile skipped", "dir", dir, "err", err) && badName(name, template) == "" && linkedProfile(dir) {
 				links = append(links, name)
 			}
 			return
@@ -143,6 +144,18 @@ func isProfile(dir string) (bool, error) {
 	}
 	_, err = os.Lstat(filepath.Join(dir, gwstate.SoulFile))
 	return err == nil, nil
+}
+
+// linkedProfile reports whether the symlink dir leads to a directory
+// holding SOUL.md: a profile the s6 image followed. Only looked at, as the
+// image's user (reconcile runs as hermes), never opened or written.
+func linkedProfile(dir string) bool {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, gwstate.SoulFile))
+	return err == nil
 }
 
 // badName says why name cannot be a gateway slot, or "" when it can.

@@ -180,23 +180,24 @@ func publishOne(opts Options, p profile, a *Action) error {
 // readIntent reads the profile's desired state. When the gateway's own
 // rewrite of gateway_state.json lost the desired_state hinit last wrote
 // (gwstate.Resolve), hinit's record counts and is written back, so the file
-// says it again for hermes' own readers, and the record is settled.
+// says it again for hermes' own readers. Either way hinit's record is then
+// settled: no gateway runs at a boot, so none of its rewrites is in flight,
+// and what the file says from now on is a later decision.
 func readIntent(opts Options, p profile, budget *gwstate.Budget) (gwstate.Intent, error) {
 	path := filepath.Join(p.dir, gwstate.StateFileName)
 	in, err := gwstate.ReadIntent(path, budget)
-	if err != nil || !in.Reverted {
+	if err != nil {
 		return in, err
 	}
-	opts.Logger.Warn("reconcile: the gateway's own rewrite of gateway_state.json lost desired_state "+in.State+
-		": hinit's record counts and is written back", "profile", p.name)
-	// No rewrite of the gateway's can be in flight at a boot: this write
-	// is settled at once (gwstate.Settle).
-	at := opts.Now()
-	err = gwstate.SetDesired(path, in.State, at)
-	if err == nil {
-		_, err = gwstate.Settle(path, at, at)
+	if in.Reverted {
+		opts.Logger.Warn("reconcile: the gateway's own rewrite of gateway_state.json lost desired_state "+in.State+
+			": hinit's record counts and is written back", "profile", p.name)
+		if err := gwstate.SetDesired(path, in.State, opts.Now()); err != nil {
+			opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
+			return in, nil // the record still says it, for the next boot
+		}
 	}
-	if err != nil {
+	if err := gwstate.SettleRecord(path); err != nil {
 		opts.Logger.Warn("reconcile: "+err.Error(), "profile", p.name)
 	}
 	return in, nil

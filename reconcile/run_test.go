@@ -46,6 +46,10 @@ func TestRun(t *testing.T) {
 	// and the boot log says so of a name that could be a profile's.
 	symlink(t, coder, filepath.Join(w.home, "profiles", "bot"))
 	symlink(t, coder, filepath.Join(w.home, "profiles", "Bad.Link"))
+	// Links the s6 image took for no profile either: no line.
+	symlink(t, "/nonexistent", filepath.Join(w.home, "profiles", "notes"))
+	symlink(t, "/etc/hostname", filepath.Join(w.home, "profiles", "readme"))
+	symlink(t, w.outside, filepath.Join(w.home, "profiles", "plainlink"))
 
 	actions, err := w.run(t, false, "")
 	if err != nil {

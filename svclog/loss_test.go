@@ -140,6 +140,41 @@ func TestFullDiskOfArchives(t *testing.T) {
 	}
 }
 
+// Archives the owner removed since the dir was listed make no room: a
+// full filesystem must not say they were removed, nor retry the write for
+// each. It said "the oldest archive removed" for each such name.
+func TestFullDiskAfterTheOwnerRemovedArchives(t *testing.T) {
+	dir := tinyTmpfs(t)
+	var logs testprog.Buffer
+	l := newLog(t, Options{Dir: dir, MaxSize: 4 << 10, Keep: 20, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	produce(t, l.Writer(), 200, 100) // 20 KB: a few rotations, the archives known
+	testprog.WaitFor(t, 10*time.Second, "three rotations and the last line", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "@*"))
+		b, _ := os.ReadFile(l.Path())
+		return len(m) >= 3 && bytes.Contains(b, []byte(padLine(200, 100)))
+	})
+	archives, _ := filepath.Glob(filepath.Join(dir, "@*"))
+	for _, a := range archives {
+		if err := os.Remove(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filler, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := filler.Write(make([]byte, 4096)); err == nil; _, err = filler.Write(make([]byte, 4096)) {
+	}
+	filler.Close()
+	produce(t, l.Writer(), 100, 100)
+	closeLog(t, l)
+	for _, a := range archives {
+		if strings.Contains(logs.String(), "archive="+filepath.Base(a)) {
+			t.Errorf("%s said removed to make room, after its owner had removed it:\n%s", filepath.Base(a), logs.String())
+		}
+	}
+}
+
 // TestFullDiskAfterTheOwnerEmptiedTheFile: a line a full disk cut short is
 // taken back only from a file as hinit left it. Here its owner emptied it
 // first (hinit's count is 30 KB, the file 0): the cut short line stays (the

@@ -144,7 +144,8 @@ func (w *fileWriter) makeRoom() bool {
 		}
 		for w.kept.Len() > 0 && removed == "" {
 			n := heap.Pop(w.kept).(string)
-			if w.removeArchive(n) == nil {
+			// One gone already (its owner removed it) made no room.
+			if unix.Unlinkat(int(w.d.Fd()), n, 0) == nil {
 				removed = n
 			}
 		}
