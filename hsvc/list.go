@@ -21,8 +21,10 @@ func runList(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	var b []byte
 	for _, n := range resp.Names {
-		fmt.Fprintln(c.stdout, n)
+		b = fmt.Appendln(b, n)
 	}
-	return nil
+	_, err = c.stdout.Write(b)
+	return err
 }

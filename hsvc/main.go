@@ -90,7 +90,7 @@ var verbs = []struct {
 	{"unregister", verb{"unregister NAME [--wait[=DUR]]", "stop a service and remove it", runUnregister}},
 	{"list", verb{"list [--prefix P]", "service names, one per line", runList}},
 	{"wait", verb{"wait NAME --up|--ready|--down [--timeout DUR]", "block until a service reaches a state (--up or --ready: fails at once on one down by choice, exited or failed)", runWait}},
-	{"logs", verb{"logs NAME [-n N] [-f]", "print the last N lines (20) of a service's log; -f follows", runLogs}},
+	{"logs", verb{"logs NAME [-n N] [-f] [--raw]", "print the last N lines (20) of a service's log; -f follows", runLogs}},
 	{"check", verb{"check", "exit 0 when hinit answers and no essential service failed", runCheck}},
 	{"shutdown", verb{"shutdown [--exit-code N]", "stop the container (root only)", runShutdown}},
 }

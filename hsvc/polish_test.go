@@ -93,8 +93,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"wait", "x", "--up", "--timeout", "1"}, `hsvc: --timeout "1": not a duration like 30s or 2m; usage: hsvc wait NAME --up|--ready|--down [--timeout DUR]` + "\n"},
 		{[]string{"status", "--jsn"}, `hsvc: unknown option --jsn (did you mean --json?); usage: hsvc status [NAME...] [--json]` + "\n"},
-		{[]string{"logs", "x", "-n", "ten"}, `hsvc: -n "ten": not a whole number; usage: hsvc logs NAME [-n N] [-f]` + "\n"},
-		{[]string{"logs", "x", "-n"}, `hsvc: -n needs a value; usage: hsvc logs NAME [-n N] [-f]` + "\n"},
+		{[]string{"logs", "x", "-n", "ten"}, `hsvc: -n "ten": not a whole number; usage: hsvc logs NAME [-n N] [-f] [--raw]` + "\n"},
+		{[]string{"logs", "x", "-n"}, `hsvc: -n needs a value; usage: hsvc logs NAME [-n N] [-f] [--raw]` + "\n"},
 		{[]string{"stat"}, `hsvc: unknown verb "stat" (did you mean status?); try hsvc --help` + "\n"},
 		{[]string{"stp", "x"}, `hsvc: unknown verb "stp" (did you mean stop?); try hsvc --help` + "\n"},
 		{[]string{"explode"}, `hsvc: unknown verb "explode"; try hsvc --help` + "\n"},

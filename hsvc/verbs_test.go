@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -253,3 +254,24 @@ func TestCheckRetriesBusy(t *testing.T) {
 		t.Errorf("asked %d times, want 4 (two busy, one ok, one failure not asked again)", n)
 	}
 }
+
+// list whose output cannot be written fails with the error, as status
+// does: hermes counts its gateways from `hsvc list --prefix gateway-`, and
+// an empty answer with exit 0 reads as none. It exited 0.
+func TestOutputWriteFails(t *testing.T) {
+	sock := serve(t, control.HandlerFunc(func(context.Context, control.Caller, *control.Request) *control.Response {
+		r := control.OK()
+		r.Names = []string{"gateway-coder"}
+		return r
+	}))
+	c, _, stderr := newCLI(context.Background(), sock)
+	c.stdout = failingWriter{}
+	if code := c.run([]string{"list"}); code != 1 || !strings.Contains(stderr.String(), "no space left on device") {
+		t.Errorf("list into a full disk: exit %d, stderr %q; want 1 and the error", code, stderr.String())
+	}
+}
+
+// failingWriter fails every write, as /dev/full does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }

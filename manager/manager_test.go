@@ -431,6 +431,24 @@ func TestStartWaitStays(t *testing.T) {
 	}
 }
 
+// start --wait of several services watches them all through one settle
+// window. They were watched one after another: N services took N times
+// the window, and a service that fell and came back up while those before
+// it were watched passed.
+func TestStartWaitWatchesAllAtOnce(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	f := mt.Start(t, `services:
+  steady:
+    command: `+prog("sleep", "inf")+`
+    enabled: "false"
+    `+testEnv+`  fallsonce:
+    command: ["/bin/sh", "-c", "if [ -e `+marker+` ]; then exec sleep 100000; fi; touch `+marker+`; sleep 0.3; exit 1"]
+    enabled: "false"
+    backoff: {initial: 100ms}
+    `+testEnv, nil)
+	f.Expect(control.Request{Verb: control.VerbStart, Names: []string{"steady", "fallsonce"}, Wait: "10s"}, control.CodeFailed, "fallsonce is backoff: exit 1")
+}
+
 // A scandir dir that is not a service (broken, refused) shows in status
 // NAME as in the full table, and start or unregister say what is wrong.
 func TestBrokenDirIsAddressable(t *testing.T) {

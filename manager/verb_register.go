@@ -241,7 +241,7 @@ func (m *Manager) unregister(ctx context.Context, c control.Caller, s *supervise
 		}
 		return unrecordedAnswer("unregister", unrecorded)
 	case <-t.C:
-		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to stop (it is %s); its dir is removed once it has",
+		return control.Errorf(control.CodeTimeout, "timed out after %v waiting for %s to stop (it is %s); its dir is removed once it has stopped",
 			wait, st.Name, s.Status().State)
 	case <-ctx.Done():
 		return control.Errorf(control.CodeFailed, "unregister %s: %v", st.Name, ctx.Err())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -80,8 +81,17 @@ func (m *Manager) startStop(ctx context.Context, svcs []*supervise.Service, req 
 			return resp
 		}
 	}
-	for _, s := range svcs {
-		if resp := w.stayed(ctx, s); !resp.OK {
+	// One settle window for all of them, watched together: one after
+	// another, N services took N x settle, and those past the wait's end
+	// were never watched at all.
+	stayed := make([]*control.Response, len(svcs))
+	var wg sync.WaitGroup
+	for i, s := range svcs {
+		wg.Go(func() { stayed[i] = w.stayed(ctx, s) })
+	}
+	wg.Wait()
+	for _, resp := range stayed {
+		if !resp.OK {
 			return resp
 		}
 	}
