@@ -91,7 +91,7 @@ var verbs = []struct {
 	{"list", verb{"list [--prefix P]", "service names, one per line", runList}},
 	{"wait", verb{"wait NAME --up|--ready|--down [--timeout DUR]", "block until a service reaches a state (--up or --ready: fails at once on one down by choice, exited or failed)", runWait}},
 	{"logs", verb{"logs NAME [-n N] [-f] [--raw]", "print the last N lines (20) of a service's log; -f follows", runLogs}},
-	{"check", verb{"check", "exit 0 when hinit answers and no essential service failed", runCheck}},
+	{"check", verb{"check", "exit 0 when hinit answers and is healthy: no essential service failed, no shutdown under way, the scandir read, no gateway failing past check_grace", runCheck}},
 	{"shutdown", verb{"shutdown [--exit-code N]", "stop the container (root only)", runShutdown}},
 }
 
