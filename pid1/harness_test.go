@@ -25,6 +25,14 @@ import (
 // The test binary is also hinit (HINIT_TEST_AS_INIT=1) and every helper
 // program (testprog), so the tests run real processes in real PID
 // namespaces without building anything first.
+// awaitShutdownRequest holds the boot before main's start until a
+// shutdown request is waiting (at most 10 s), as one that came first does.
+func awaitShutdownRequest(h *hinit) {
+	for end := time.Now().Add(10 * time.Second); len(h.stopRequest) == 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestMain(m *testing.M) {
 	testprog.Main()
 	if os.Getenv("HINIT_TEST_AS_HSVC") == "1" {
@@ -58,6 +66,10 @@ func TestMain(m *testing.M) {
 					os.Exit(111)
 				}
 			}
+		}
+		if os.Getenv("HINIT_TEST_MAIN_AFTER_REQUEST") == "1" {
+			os.Unsetenv("HINIT_TEST_MAIN_AFTER_REQUEST")
+			beforeMain = awaitShutdownRequest
 		}
 		os.Exit(Main(os.Args))
 	}

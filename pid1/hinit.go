@@ -188,6 +188,11 @@ func boot(args []string, opts *options) int {
 	}
 	h.bootEnv.Store(nil) // from now on every start reads the environment dir afresh
 
+	beforeMain(h)
+	if code, ok := h.shutdownAsked(); ok {
+		h.logToStderrAgain() // main will not run: the terminal is nobody's
+		return h.finish("requested before main started", code)
+	}
 	argv := routeMain(set.cfg.Main, args, env)
 	if len(argv) == 0 {
 		h.logToStderrAgain() // main will not run: the terminal is nobody's
@@ -305,6 +310,30 @@ func (h *hinit) requestShutdown(code int) <-chan error {
 		req.answer <- notTaken(code, "another shutdown request is on its way")
 	}
 	return req.answer
+}
+
+// beforeMain is called by the boot just before it takes a shutdown asked
+// meanwhile and starts main; a test holds it there.
+var beforeMain = func(*hinit) {}
+
+// shutdownAsked takes a shutdown asked while the boot started services
+// (an essential service that failed at once, hsvc shutdown), before main
+// starts: main is then never started, only to be sent SIGTERM, and the
+// status is the one asked, or main's for a SIGTERM when none was (as
+// -e and main.remap_exit map it).
+func (h *hinit) shutdownAsked() (code int, ok bool) {
+	select {
+	case req := <-h.stopRequest:
+		req.answer <- nil
+		code = req.code
+		if code < 0 {
+			code = h.opts.exitStatus(h.set.cfg.Main, signame.ExitStatus(syscall.SIGTERM))
+		}
+		h.log.Info(fmt.Sprintf("shutting down before main started: requested with exit status %d", code))
+		return code, true
+	default:
+		return 0, false
+	}
 }
 
 // notTaken is the answer to a request whose exit status a shutdown

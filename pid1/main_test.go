@@ -114,6 +114,25 @@ func TestStaticServices(t *testing.T) {
 	}
 }
 
+// An essential service that failed before main started ends the boot
+// there: main never starts, to be sent SIGTERM a moment later (and, with a
+// terminal, handed it), and the status is the service's. Main started.
+func TestEssentialFailedBeforeMain(t *testing.T) {
+	ran := filepath.Join(testprog.PublicDir(t), "main-ran")
+	cfg := "services:\n  ess:\n    command: [/nonexistent/prog]\n    restart: never\n    essential: true\n"
+	p, code := runInit(t, initOpts{config: cfg, args: []string{"/bin/sh", "-c", "touch " + ran + "; exec sleep 60"},
+		env: []string{"HINIT_TEST_MAIN_AFTER_REQUEST=1"}})
+	if code != 127 {
+		t.Errorf("exit %d, want the essential service's 127", code)
+	}
+	if _, err := os.Stat(ran); err == nil || strings.Contains(p.stderr.String(), "hinit: main started") {
+		t.Errorf("main started after the essential service had failed:\n%s", p.stderr)
+	}
+	if want := "shutting down before main started: requested with exit status 127"; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, p.stderr)
+	}
+}
+
 // main.env wins over the HOME, USER and LOGNAME of main's user, as a
 // service's env: does (package launch's precedence).
 func TestMainOwnEnvWins(t *testing.T) {

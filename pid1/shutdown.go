@@ -142,14 +142,27 @@ func (h *hinit) sweep(deadline time.Time) {
 	}
 	h.log.Warn("processes left after the shutdown timeout: killing them")
 	h.signalRest(syscall.SIGKILL)
-	select {
-	case <-h.reaper.Idle():
-	case <-time.After(2 * time.Second):
-		why := ""
-		if h.lacksCapKill() && h.isPID1 { // as a subreaper they outlive it
-			why = ": without CAP_KILL hinit cannot kill another user's processes; they end with hinit"
+	// As a subreaper the list of descendants is read from /proc before
+	// each kill: a process that forks meanwhile leaves children nobody
+	// signalled. Kill again until none is left.
+	again := time.NewTicker(20 * time.Millisecond)
+	defer again.Stop()
+	giveUp := time.NewTimer(2 * time.Second)
+	defer giveUp.Stop()
+	for {
+		select {
+		case <-h.reaper.Idle():
+			return
+		case <-again.C:
+			h.signalRest(syscall.SIGKILL)
+		case <-giveUp.C:
+			why := ""
+			if h.lacksCapKill() && h.isPID1 { // as a subreaper they outlive it
+				why = ": without CAP_KILL hinit cannot kill another user's processes; they end with hinit"
+			}
+			h.log.Error("processes left after SIGKILL" + why)
+			return
 		}
-		h.log.Error("processes left after SIGKILL" + why)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,6 +125,46 @@ func TestShutdownTimeoutKillsEverything(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Not PID 1, the last kill reaches the descendants of a process that keeps
+// forking: the list read from /proc before a kill misses the children
+// forked after it. They were left running, the shutdown waited 2 s past its
+// deadline for them and said "processes left after SIGKILL".
+func TestSweepKillsAForkingDescendant(t *testing.T) {
+	marker := fmt.Sprintf("hinit-forker-%d", os.Getpid())
+	forker := `trap '' TERM; while :; do sh -c 'trap "" TERM; sleep 30' ` + marker + ` & sleep 0.001; done`
+	script := fmt.Sprintf("setsid sh -c %q %s & echo up; sleep 0.2; exit 3", forker, marker)
+	p := startInit(t, initOpts{notPID1: true, args: []string{"/bin/sh", "-c", script}, env: []string{"HINIT_SHUTDOWN_TIMEOUT=300ms"}})
+	t.Cleanup(func() { killMarked(marker) })
+	p.waitOutput("up", false)
+	if code := p.wait(10 * time.Second); code != 3 {
+		t.Errorf("exit %d, want main's 3", code)
+	}
+	if s := p.stderr.String(); strings.Contains(s, "processes left after SIGKILL") {
+		t.Errorf("stderr %q: processes outlived the last kill", s)
+	}
+	if left := killMarked(marker); left > 0 {
+		t.Errorf("%d of the forker's processes outlived hinit", left)
+	}
+}
+
+// killMarked kills every process whose command line holds marker and
+// says how many there were.
+func killMarked(marker string) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), marker) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+	}
+	return n
 }
 
 // The bare mode with no HINIT_SHUTDOWN_TIMEOUT waits for a main that has
