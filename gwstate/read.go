@@ -13,8 +13,10 @@ import (
 )
 
 // ReadDesired returns the state the gateway should be in after a boot:
-// desired_state when set, else gateway_state, with the transient running
-// states draining and degraded counted as running; hinit's own record
+// desired_state when present (as it stands, "" included: hermes'
+// container_boot starts a gateway only for "running"), else gateway_state,
+// with the transient running states draining and degraded counted as
+// running; hinit's own record
 // (RecordName) wins over a desired_state the gateway's rewrite reverted
 // (Resolve). A missing, symlinked, unreadable or corrupt file, or one with
 // neither field, is an error that says which (ErrMissing, ErrSymlink,
@@ -27,23 +29,24 @@ func ReadDesired(path string) (string, error) {
 	return in.State, err
 }
 
-// stateField returns doc[key] as a state; "" when absent, null or empty.
-func stateField(doc map[string]json.RawMessage, key string) (string, error) {
+// stateField returns doc[key] as a state, and whether it is there: absent
+// and null are not (hermes' data.get is None), an empty string is.
+func stateField(doc map[string]json.RawMessage, key string) (state string, present bool, err error) {
 	raw, ok := doc[key]
 	if !ok {
-		return "", nil
+		return "", false, nil
 	}
 	var s *string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("%w: %s is not a string", ErrCorrupt, key)
+		return "", false, fmt.Errorf("%w: %s is not a string", ErrCorrupt, key)
 	}
-	if s == nil || *s == "" {
-		return "", nil
+	if s == nil {
+		return "", false, nil
 	}
-	if !validState(*s) {
-		return "", fmt.Errorf("%w: %s is not a state name", ErrCorrupt, key)
+	if *s != "" && !validState(*s) {
+		return "", false, fmt.Errorf("%w: %s is not a state name", ErrCorrupt, key)
 	}
-	return *s, nil
+	return *s, true, nil
 }
 
 // normalize maps the transient states of a running gateway to running.

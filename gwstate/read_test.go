@@ -23,7 +23,10 @@ func TestReadDesired(t *testing.T) {
 		{"draining counts as running", `{"gateway_state":"draining"}`, "running", nil},
 		{"degraded counts as running", `{"gateway_state":"degraded"}`, "running", nil},
 		{"null desired falls back", `{"desired_state":null,"gateway_state":"stopped"}`, "stopped", nil},
-		{"empty desired falls back", `{"desired_state":"","gateway_state":"running"}`, "running", nil},
+		// As hermes' container_boot: a desired_state there is taken as it
+		// stands, and only "running" starts.
+		{"empty desired is one", `{"desired_state":"","gateway_state":"running"}`, "", nil},
+		{"draining desired is not running", `{"desired_state":"draining","gateway_state":"running"}`, "draining", nil},
 		{"hermes record", `{"pid":42,"kind":"hermes-gateway","argv":["hermes"],"gateway_state":"running","platforms":{},"updated_at":"2026-05-21T06:18:05+00:00"}`, "running", nil},
 		{"pretty printed", "{\n  \"gateway_state\": \"stopped\"\n}\n", "stopped", nil},
 		{"byte order mark (hermes reads utf-8-sig)", "\xef\xbb\xbf{\"gateway_state\":\"stopped\",\"desired_state\":\"running\"}\r\n", "running", nil},

@@ -104,15 +104,15 @@ type Intent struct {
 // counts unless it is missing or equal to the value hinit's last write
 // replaced while hinit wrote something else: that is the gateway's rewrite
 // undoing hinit's, and the record's value counts, unless the record is
-// settled (see RecordName). Otherwise, as
-// ReadDesired: desired_state, else gateway_state with draining and
-// degraded counted as running.
+// settled (see RecordName). Otherwise, as ReadDesired: desired_state as it
+// stands when present, else gateway_state with draining and degraded
+// counted as running.
 func Resolve(state, rec []byte) (Intent, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(state, &doc); err != nil || doc == nil {
 		return Intent{}, fmt.Errorf("%w: not a JSON object", ErrCorrupt)
 	}
-	desired, err := stateField(doc, "desired_state")
+	desired, present, err := stateField(doc, "desired_state")
 	if err != nil {
 		return Intent{}, err
 	}
@@ -125,13 +125,13 @@ func Resolve(state, rec []byte) (Intent, error) {
 	_ = json.Unmarshal(doc["updated_at"], &stamp)
 	_, epoch := stamp.(float64) // not null, a string or missing
 	byHermesCLI := desired != "" && epoch
-	if r, ok := parseRecord(rec); ok && !r.Settled && !byHermesCLI && r.DesiredState != desired && (desired == "" || desired == r.Replaced) {
+	if r, ok := parseRecord(rec); ok && !r.Settled && !byHermesCLI && r.DesiredState != desired && (!present || desired == r.Replaced) {
 		return Intent{State: r.DesiredState, Reverted: true}, nil
 	}
-	if desired != "" {
-		return Intent{State: normalize(desired)}, nil
+	if present {
+		return Intent{State: desired}, nil
 	}
-	fallback, err := stateField(doc, "gateway_state")
+	fallback, _, err := stateField(doc, "gateway_state")
 	switch {
 	case err != nil:
 		return Intent{}, err

@@ -34,6 +34,9 @@ func TestRun(t *testing.T) {
 	symlink(t, filepath.Join(writer, gwstate.LifecycleFile), filepath.Join(drain, gwstate.LifecycleFile))
 	writeFile(t, filepath.Join(failed, gwstate.LifecycleFile), `{"phase":`)
 	w.profile(t, "fresh", "")
+	// desired_state as it stands, as hermes reads it: only running starts.
+	w.profile(t, "emptywish", `{"desired_state":"","gateway_state":"running"}`)
+	w.profile(t, "drainwish", `{"desired_state":"draining","gateway_state":"running"}`)
 	broken := w.profile(t, "broken", `{"gateway_state":`)
 	w.profile(t, "default", `{"gateway_state":"running"}`)
 	w.profile(t, "Bad.Name", `{"gateway_state":"running"}`)
@@ -66,6 +69,8 @@ func TestRun(t *testing.T) {
 		{"broken", "none", false, broken + "/gateway_state.json: corrupt state file", "unknown"},
 		{"coder", "running", true, "", "unclean"},
 		{"drain", "running", true, "", "unknown"},
+		{"drainwish", "draining", false, "", "unknown"},
+		{"emptywish", "", false, "", "unknown"},
 		{"failed", "startup_failed", false, "", "unknown"},
 		{"fresh", "none", false, "", "unknown"}, // never started: down without a warning
 		{"writer", "stopped", false, "", "clean"},
