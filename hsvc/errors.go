@@ -51,6 +51,10 @@ func (c *cli) talkError(err error) error {
 		readOnly = readOnlyDir(c.sock)
 	}
 	switch {
+	case errors.Is(err, control.ErrPermission) && os.Geteuid() == 0:
+		// root refused: hinit runs as another user (--user) and root
+		// lacks CAP_DAC_OVERRIDE (--cap-drop ALL)
+		return exitf(control.CodePermission, "permission denied on %s: it is not root's and root has no CAP_DAC_OVERRIDE here; run hsvc as its owner or a member of group %s (docker exec -u)", c.sock, socketGroup(c.sock))
 	case errors.Is(err, control.ErrPermission):
 		return exitf(control.CodePermission, "permission denied on %s: run hsvc as a member of group %s or as root", c.sock, socketGroup(c.sock))
 	case errors.Is(err, control.ErrUnreachable) && c.bare != nil && c.bare():

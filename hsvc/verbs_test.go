@@ -2,6 +2,9 @@ package hsvc
 
 import (
 	"context"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -275,3 +278,38 @@ func TestOutputWriteFails(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// Root refused by the socket: hinit runs as another user (docker run
+// --user) and root has no CAP_DAC_OVERRIDE (--cap-drop ALL). Told to run
+// as root, which it is, it could do nothing with that; it is told whom to
+// run as. hsvc runs itself again under setpriv without the capability.
+func TestPermissionDeniedToRootWithoutCaps(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if os.Getenv("HSVC_TEST_AS_CLI") == "1" {
+		os.Exit(Main([]string{"status"}, os.Stdout, os.Stderr))
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv (util-linux)")
+	}
+	sock := serve(t, control.HandlerFunc(func(context.Context, control.Caller, *control.Request) *control.Response { return control.OK() }))
+	for _, p := range []string{sock, filepath.Join(filepath.Dir(sock), control.RootSocketName)} { // as a hinit run as 10000 leaves them
+		if err := os.Chown(p, 10000, 10000); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o660); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--inh-caps", "-dac_override,-dac_read_search",
+		os.Args[0], "-test.run", "^TestPermissionDeniedToRootWithoutCaps$")
+	cmd.Env = append(os.Environ(), "HSVC_TEST_AS_CLI=1", control.RuntimeDirEnv+"="+filepath.Dir(sock))
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	want := "root has no CAP_DAC_OVERRIDE here; run hsvc as its owner or a member of group"
+	if !errors.As(err, &ee) || ee.ExitCode() != control.CodePermission || !strings.Contains(string(out), want) {
+		t.Errorf("hsvc as root without CAP_DAC_OVERRIDE: %v %q\nwant exit %d and %q", err, out, control.CodePermission, want)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"hinit/cgroup"
 	"hinit/config"
 	"hinit/contenvd"
 	"hinit/launch"
@@ -200,12 +201,16 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	if err != nil {
 		return launch.ExitCode(err), err
 	}
+	mark := cgroup.Container.Mark()
 	pid, done, err := h.reaper.Start(cmd.Path, cmd.Argv, cmd.Attr, cmd.Signals)
 	if w != nil {
 		w.Close() // the hook's own copies are the pipe's only writers now
 	}
 	if err != nil {
 		err = prog.StartError(cmd, err)
+		if mark.PidsLimited(launch.ExitCode(err), 0, false) {
+			err = fmt.Errorf("%w; %s", err, cgroup.PidsReason)
+		}
 		return launch.ExitCode(err), err
 	}
 	if copied != nil {
@@ -216,6 +221,10 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	for {
 		select {
 		case st := <-done:
+			if st.Signal == 0 && mark.PidsLimited(st.Code, 0, false) {
+				// a hook that could not fork fails its own way (sh: "can't fork"): say why
+				return st.ExitStatus(), fmt.Errorf("exit status %d, %s", st.Code, cgroup.PidsReason)
+			}
 			return st.ExitStatus(), nil
 		case <-timer.C:
 			syscall.Kill(-pid, syscall.SIGKILL)

@@ -426,3 +426,27 @@ func TestTmpfsOver(t *testing.T) {
 		t.Errorf("tmpfsOver(its size + 1) = %q, want nothing", got)
 	}
 }
+
+// A boot hook and main that fail because the container's pids limit
+// refused a process say so, as a service's failed start does: the hook's
+// shell says only "Cannot fork", main's exec "resource temporarily
+// unavailable". The hook's sleeps, each in a session of its own, outlive
+// it; the static service takes the slot the hook's own exit freed.
+func TestPidsLimitNamedForHookAndMain(t *testing.T) {
+	cg := testcg.Pids(t, 48)
+	enter := []string{"/bin/sh", "-c", `echo $$ > "$0" && exec "$@"`, cg.Procs()}
+	cfg := `boot:
+  - name: fill
+    on_failure: continue
+    command: [/bin/sh, -c, 'i=0; while [ $i -lt 80 ]; do setsid sleep 1000 & i=$((i+1)); done']
+services:
+  svc: {command: [sleep, "1000"]}
+`
+	p, code := runInit(t, initOpts{wrap: enter, config: cfg, args: []string{"/bin/true"}})
+	stderr := p.stderr.String()
+	hook := `hook=fill err="exit status 2, the container's pids limit refused a new process or thread meanwhile"`
+	main := "main: exec /bin/true: resource temporarily unavailable; the container's pids limit refused a new process or thread meanwhile"
+	if code != 126 || !strings.Contains(stderr, hook) || !strings.Contains(stderr, main) {
+		t.Errorf("exit %d, want 126, and the hook's failure and main's both put down to the pids limit:\n%s", code, stderr)
+	}
+}

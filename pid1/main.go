@@ -224,7 +224,11 @@ func withContenv(args []string) int {
 		env, err = launch.ProcessEnv(), nil
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; are you root or in its user's group?\n", err)
+		hint := "are you root or in its user's group?"
+		if os.Geteuid() == 0 {
+			hint = "root without CAP_DAC_OVERRIDE (--cap-drop ALL) must run as its owner or in its group (docker exec -u)"
+		}
+		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; %s\n", err, hint)
 		return 1
 	}
 	// Root's with-contenv (a root service's #!/command/with-contenv bash)

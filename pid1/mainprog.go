@@ -88,7 +88,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if err != nil {
 		return nil, err
 	}
-	prog := launch.Program{Argv: argv, Env: container, User: acct, Switch: acct != nil, Own: own,
+	prog := launch.Program{Argv: argv, Env: container, User: acct, Switch: acct != nil && h.root, Own: own,
 		Workdir: config.Expand(h.set.cfg.Main.Workdir, container), Files: h.mainFiles(), Session: launch.NewGroup}
 	if h.tty {
 		prog.Session = launch.Foreground
@@ -98,7 +98,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if err != nil {
 		return nil, err
 	}
-	if acct != nil {
+	if acct != nil && h.root {
 		h.lent = lendTerminal(acct.UID)
 	}
 	var mark cgroup.Mark
@@ -124,7 +124,12 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	}
 	if err != nil {
 		h.restoreTerminal() // the child made its group the foreground before its exec failed
-		return nil, prog.StartError(cmd, err)
+		err = prog.StartError(cmd, err)
+		if mark.PidsLimited(launch.ExitCode(err), 0, false) {
+			// as a service's start that failed so (supervise.runner.spawn)
+			err = fmt.Errorf("%w; %s", err, cgroup.PidsReason)
+		}
+		return nil, err
 	}
 	return &mainProc{argv: argv, pid: pid, done: done, mark: mark}, nil
 }
@@ -196,14 +201,29 @@ func (h *hinit) mainFiles() []uintptr {
 }
 
 // mainUser is who main runs as: main.user, else the image's user, when
-// hinit is root. Not root (or no user configured): nil, nothing is
-// switched and nothing fails.
+// hinit is root (nil when none is configured: nothing is switched). Not
+// root, hinit's own user, whose environment main gets as a service does;
+// bare, nil: main keeps what it was given, as under tini.
 func (h *hinit) mainUser() (*account.Account, error) {
 	spec := h.set.cfg.Main.User
 	if spec == "" {
 		spec = h.set.cfg.User
 	}
-	if !h.root || spec == "" {
+	if h.set.bare && !h.root {
+		return nil, nil
+	}
+	if !h.root {
+		// Nothing can be switched: main runs as hinit's own user, with
+		// that user's HOME, USER and LOGNAME, as a service does (an
+		// OpenShift random uid got HOME=/, on a read-only root). A uid
+		// that cannot be looked up keeps the environment it has.
+		acct, err := account.Lookup(fmt.Sprint(os.Getuid()))
+		if err != nil {
+			return nil, nil
+		}
+		return acct, nil
+	}
+	if spec == "" {
 		return nil, nil
 	}
 	acct, err := account.Lookup(spec)
