@@ -31,8 +31,8 @@ USER root
 # with useradd where there is one and by hand on a minimal base; its home is
 # the data volume. /run is world-writable with the sticky bit, like the tmpfs
 # `docker run --tmpfs /run` mounts, so that hinit can make its runtime dirs
-# under --user 10000 too. /usr/bin/tini points at hinit, which ignores tini's
-# flags, so old `tini -g --` entrypoints keep working. For today's hermes,
+# under --user 10000 too. /usr/bin/tini points at hinit, which reads tini's
+# flags as tini does (docs/tini.md), so old `tini -g --` entrypoints keep working. For today's hermes,
 # which speaks s6 (docs/s6-compat.md), /init is hinit and /command holds
 # with-contenv and hsvc's s6 names, replacing s6-overlay's.
 RUN set -e; \
