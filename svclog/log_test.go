@@ -276,6 +276,19 @@ func (g gatedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// fillBehindConsole writes n lines of width bytes (newline included) to
+// l and waits until its reader waits on the full console.
+func fillBehindConsole(t *testing.T, l *Log, n, width int) {
+	t.Helper()
+	console := l.outs[1]
+	fmt.Fprint(l.Writer(), strings.Repeat(strings.Repeat("a", width-1)+"\n", n))
+	testprog.WaitFor(t, 10*time.Second, "the reader to wait on the full console", func() bool {
+		console.q.mu.Lock()
+		defer console.q.mu.Unlock()
+		return console.q.room != nil
+	})
+}
+
 // TestEndLineWhileOutputFull: an instance's last line without its newline
 // stays its own while the reader waits on a full console: EndLine lets the
 // reader past the bound, so the flush is done before it returns and the next
@@ -286,15 +299,9 @@ func TestEndLineWhileOutputFull(t *testing.T) {
 	stallWait = time.Hour // the console is slow here, not stalled
 	g := gatedWriter{gate: make(chan struct{})}
 	l := newLog(t, Options{Name: "x", Dir: t.TempDir(), Console: g})
-	console := l.outs[1]
 	const width = 100
 	lines := queueBytes/(width-1+lineOverhead) + 10 // the console's queue and a few more
-	fmt.Fprint(l.Writer(), strings.Repeat(strings.Repeat("a", width-1)+"\n", lines))
-	testprog.WaitFor(t, 10*time.Second, "the reader to wait on the full console", func() bool {
-		console.q.mu.Lock()
-		defer console.q.mu.Unlock()
-		return console.q.room != nil
-	})
+	fillBehindConsole(t, l, lines, width)
 	fmt.Fprint(l.Writer(), "tail")
 	l.EndLine()
 	fmt.Fprint(l.Writer(), "next\n")
@@ -388,15 +395,9 @@ func TestEndLineDrainsAnEnlargedPipe(t *testing.T) {
 	if _, err := unix.FcntlInt(l.Writer().Fd(), unix.F_SETPIPE_SZ, 1<<20); err != nil {
 		t.Skipf("F_SETPIPE_SZ: %v", err)
 	}
-	console := l.outs[1]
 	const width = 100
 	lines := (queueBytes + 700<<10) / width // more than the queue and 64 KiB, less than the queue and the pipe
-	fmt.Fprint(l.Writer(), strings.Repeat(strings.Repeat("a", width-1)+"\n", lines))
-	testprog.WaitFor(t, 10*time.Second, "the reader to wait on the full console", func() bool {
-		console.q.mu.Lock()
-		defer console.q.mu.Unlock()
-		return console.q.room != nil
-	})
+	fillBehindConsole(t, l, lines, width)
 	fmt.Fprint(l.Writer(), "tail")
 	l.EndLine()
 	close(g.gate)
