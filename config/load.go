@@ -97,18 +97,11 @@ func dropIns(dir string) ([]string, error) {
 // writableByOthers says why path may not hold configuration that root
 // runs (the trust rule of package trust, for files root reads): it is
 // writable by others, or owned by root and writable by its group; "" when
-// neither, or when it is on a read-only mount, where its mode lets nobody
-// write: a Kubernetes ConfigMap or Secret volume is mounted read-only with
-// its dir 0777 (2777 under an fsGroup), which no one can change from the
-// container.
+// neither.
 func writableByOthers(path string) string {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err.Error()
-	}
-	var fs syscall.Statfs_t
-	if syscall.Statfs(path, &fs) == nil && fs.Flags&stRdonly != 0 {
-		return ""
 	}
 	st := fi.Sys().(*syscall.Stat_t)
 	switch {
@@ -119,9 +112,6 @@ func writableByOthers(path string) string {
 	}
 	return ""
 }
-
-// stRdonly is statfs(2)'s ST_RDONLY: the mount is read-only.
-const stRdonly = 0x1
 
 // unsafeOwner says why path may not hold a drop-in: writableByOthers, or
 // owned by a user other than root and the caller; "" when it may.

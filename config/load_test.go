@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -210,43 +209,4 @@ func TestLoadDropInOneLinePerProblem(t *testing.T) {
 		x + `:3: boot[1]: hook name "b" is used twice (first at line 2)`,
 		x + `:4: compat: belongs in hinit.yaml, not in a drop-in (a drop-in holds services, templates, boot)`,
 	})
-}
-
-// A Kubernetes ConfigMap volume mounted at hinit.d: read-only, its dir
-// 0777 and owned by root, its files reached through ..data symlinks. Its
-// mode lets nobody write it; it was refused as "writable by others".
-func TestLoadDropInsOnReadOnlyMount(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount")
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "hinit.yaml")
-	writeFiles(t, dir, map[string]string{"hinit.yaml": "", "cm/..2026_11_29/50-w.yaml": "services:\n  w: {command: [x]}\n"})
-	cm := filepath.Join(dir, "cm")
-	for _, l := range [][2]string{{"..2026_11_29", "..data"}, {"..data/50-w.yaml", "50-w.yaml"}} {
-		if err := os.Symlink(l[0], filepath.Join(cm, l[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Chmod(cm, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	d := filepath.Join(dir, DropInDir)
-	if err := os.Mkdir(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount(cm, d, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("bind mount: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(d, syscall.MNT_DETACH) })
-	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "is writable by others") {
-		t.Fatalf("a 0777 drop-in dir, writable: %v, want it refused", err)
-	}
-	if err := syscall.Mount("", d, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load(path)
-	if err != nil || len(c.DropIns) != 1 || len(c.Services) != 1 {
-		t.Fatalf("the same dir mounted read-only: %v, want its drop-in read", err)
-	}
 }

@@ -51,7 +51,7 @@ func (c *cli) talkError(err error) error {
 		readOnly = readOnlyDir(c.sock)
 	}
 	switch {
-	case errors.Is(err, control.ErrPermission) && os.Geteuid() == 0:
+	case errors.Is(err, control.ErrPermission) && os.Geteuid() == 0 && !hasDACOverride():
 		// root refused: hinit runs as another user (--user) and root
 		// lacks CAP_DAC_OVERRIDE (--cap-drop ALL)
 		return exitf(control.CodePermission, "permission denied on %s: it is not root's and root has no CAP_DAC_OVERRIDE here; run hsvc as its owner or a member of group %s (docker exec -u)", c.sock, socketGroup(c.sock))
@@ -105,4 +105,16 @@ func readOnlyDir(sock string) string {
 			return ""
 		}
 	}
+}
+
+// hasDACOverride reports whether this process may pass file permission
+// checks (CAP_DAC_OVERRIDE in its effective set); true when that cannot be
+// read, so that only a known lack is named.
+func hasDACOverride() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if unix.Capget(&hdr, &data[0]) != nil {
+		return true
+	}
+	return data[0].Effective&(1<<unix.CAP_DAC_OVERRIDE) != 0
 }

@@ -225,7 +225,7 @@ func withContenv(args []string) int {
 	}
 	if err != nil {
 		hint := "are you root or in its user's group?"
-		if os.Geteuid() == 0 {
+		if missing, _ := missingCaps(); os.Geteuid() == 0 && slices.Contains(missing, "DAC_OVERRIDE") {
 			hint = "root without CAP_DAC_OVERRIDE (--cap-drop ALL) must run as its owner or in its group (docker exec -u)"
 		}
 		fmt.Fprintf(os.Stderr, "hinit: with-contenv: %v; %s\n", err, hint)

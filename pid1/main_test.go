@@ -65,11 +65,12 @@ func TestMainUser(t *testing.T) {
 		t.Errorf("main as user: %q, want %q", got, want)
 	}
 	p, code = runInit(t, initOpts{config: "user: root\nmain: {user: root}\n", notPID1: true,
-		cred: &syscall.Credential{Uid: uint32(id), Gid: uint32(id)}, args: []string{"/bin/sh", "-c", `echo "$(id -u) HOME=$HOME USER=$USER"; exit 7`}})
-	// Not root, main gets its own user's HOME, USER and LOGNAME, as a
-	// service does: it got none (HOME=/ of a read-only root, an OpenShift
-	// random uid's, came from the runtime only).
-	if want := fmt.Sprintf("%d HOME=/ USER=%d", id, id); code != 7 || strings.TrimSpace(p.stdout.String()) != want {
+		cred: &syscall.Credential{Uid: uint32(id), Gid: uint32(id)}, env: []string{"HOME=/given"},
+		args: []string{"/bin/sh", "-c", `echo "$(id -u) HOME=$HOME USER=$USER"; exit 7`}})
+	// Not root, main keeps the HOME the runtime gave it (docker's -e HOME,
+	// a pod's env): a made-up account of a uid without a passwd entry
+	// would put HOME=/ over it.
+	if want := fmt.Sprintf("%d HOME=/given USER=", id); code != 7 || strings.TrimSpace(p.stdout.String()) != want {
 		t.Errorf("hinit as uid %d: exit %d, main said %q; want 7 and %q", id, code, p.stdout, want)
 	}
 	if strings.Contains(p.stderr.String(), "error") {

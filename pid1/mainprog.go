@@ -88,7 +88,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if err != nil {
 		return nil, err
 	}
-	prog := launch.Program{Argv: argv, Env: container, User: acct, Switch: acct != nil && h.root, Own: own,
+	prog := launch.Program{Argv: argv, Env: container, User: acct, Switch: acct != nil, Own: own,
 		Workdir: config.Expand(h.set.cfg.Main.Workdir, container), Files: h.mainFiles(), Session: launch.NewGroup}
 	if h.tty {
 		prog.Session = launch.Foreground
@@ -98,7 +98,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if err != nil {
 		return nil, err
 	}
-	if acct != nil && h.root {
+	if acct != nil {
 		h.lent = lendTerminal(acct.UID)
 	}
 	var mark cgroup.Mark
@@ -201,29 +201,16 @@ func (h *hinit) mainFiles() []uintptr {
 }
 
 // mainUser is who main runs as: main.user, else the image's user, when
-// hinit is root (nil when none is configured: nothing is switched). Not
-// root, hinit's own user, whose environment main gets as a service does;
-// bare, nil: main keeps what it was given, as under tini.
+// hinit is root. Not root (or no user configured): nil, nothing is
+// switched, and main keeps the HOME and USER the runtime gave it (docker
+// takes them from /etc/passwd; a uid without an entry gets HOME=/, which
+// a pod's own HOME overrides).
 func (h *hinit) mainUser() (*account.Account, error) {
 	spec := h.set.cfg.Main.User
 	if spec == "" {
 		spec = h.set.cfg.User
 	}
-	if h.set.bare && !h.root {
-		return nil, nil
-	}
-	if !h.root {
-		// Nothing can be switched: main runs as hinit's own user, with
-		// that user's HOME, USER and LOGNAME, as a service does (an
-		// OpenShift random uid got HOME=/, on a read-only root). A uid
-		// that cannot be looked up keeps the environment it has.
-		acct, err := account.Lookup(fmt.Sprint(os.Getuid()))
-		if err != nil {
-			return nil, nil
-		}
-		return acct, nil
-	}
-	if spec == "" {
+	if !h.root || spec == "" {
 		return nil, nil
 	}
 	acct, err := account.Lookup(spec)
