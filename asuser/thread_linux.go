@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"hinit/capset"
 )
 
 // errNotSwitched reports a credential change the kernel did not apply.
@@ -48,13 +50,8 @@ const fsCaps = 1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_RE
 // fsCapsKept reports whether the calling thread still has any of fsCaps
 // in its effective set.
 func fsCapsKept() (bool, error) {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3} // Pid 0: this thread
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return false, err
-	}
-	eff := uint64(data[0].Effective) | uint64(data[1].Effective)<<32
-	return eff&fsCaps != 0, nil
+	eff, err := capset.Effective()
+	return eff&fsCaps != 0, err
 }
 
 // threadIdentity is the calling thread's supplementary groups, fsgid and

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/capset"
 	"hinit/control"
 )
 
@@ -111,10 +112,6 @@ func readOnlyDir(sock string) string {
 // checks (CAP_DAC_OVERRIDE in its effective set); true when that cannot be
 // read, so that only a known lack is named.
 func hasDACOverride() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if unix.Capget(&hdr, &data[0]) != nil {
-		return true
-	}
-	return data[0].Effective&(1<<unix.CAP_DAC_OVERRIDE) != 0
+	eff, err := capset.Effective()
+	return err != nil || eff&(1<<unix.CAP_DAC_OVERRIDE) != 0
 }

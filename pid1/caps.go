@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"hinit/capset"
 	"hinit/cgroup"
 )
 
@@ -23,14 +24,13 @@ var rootCaps = []struct {
 // missingCaps lists the rootCaps missing from the effective set of this
 // process.
 func missingCaps() ([]string, error) {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
+	eff, err := capset.Effective()
+	if err != nil {
 		return nil, fmt.Errorf("capget: %w", err)
 	}
 	var out []string
 	for _, c := range rootCaps {
-		if data[c.bit/32].Effective&(1<<(c.bit%32)) == 0 {
+		if eff&(1<<c.bit) == 0 {
 			out = append(out, c.name)
 		}
 	}
