@@ -15,6 +15,8 @@ package cgroup
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,6 +90,21 @@ const OOMReason = "out of memory (the container's cgroup counted an OOM kill)"
 // PidsReason is what hinit says of a failed run Mark.PidsLimited puts
 // down to the pids limit, after "exit 2, ".
 const PidsReason = "the container's pids limit refused a new process or thread meanwhile"
+
+// ErrPidsLimited is wrapped by StartFailed's error for a start the pids
+// limit failed; its text is PidsReason.
+var ErrPidsLimited = errors.New(PidsReason)
+
+// StartFailed is err, a failed start's (a service's, main's, a boot
+// hook's) with its exit code code, followed by "; " and ErrPidsLimited when
+// the pids limit refused a task since m (PidsLimited): the fork, or the
+// start shim's threads.
+func (m Mark) StartFailed(err error, code int) error {
+	if m.PidsLimited(code, 0, false) {
+		return fmt.Errorf("%w; %w", err, ErrPidsLimited)
+	}
+	return err
+}
 
 // Counts are the counters of the container's cgroup a death is judged
 // by: nil for a counter not to read.

@@ -89,13 +89,9 @@ const SettleAfter = 10 * time.Second
 // unreadable file leaves the record as it is, for the boot.
 func Settle(path string, at, now time.Time) (again bool, err error) {
 	defer setting.Lock(path)()
-	data, ok, err := readRecord(path, nil)
-	if err != nil || !ok {
+	data, r, err := unsettledRecord(path)
+	if data == nil || r.WrittenAt != Timestamp(at) {
 		return false, err
-	}
-	r, ok := parseRecord(data)
-	if !ok || r.Settled || r.WrittenAt != Timestamp(at) {
-		return false, nil
 	}
 	state, _, err := readFile(path, maxSize, nil)
 	if errors.Is(err, ErrMissing) {
@@ -125,16 +121,26 @@ func Settle(path string, at, now time.Time) (again bool, err error) {
 // value the boot took for a later decision.
 func SettleRecord(path string) error {
 	defer setting.Lock(path)()
-	data, ok, err := readRecord(path, nil)
-	if err != nil || !ok {
+	data, r, err := unsettledRecord(path)
+	if data == nil {
 		return err
-	}
-	r, ok := parseRecord(data)
-	if !ok || r.Settled {
-		return nil
 	}
 	r.Settled = true
 	return writeRecord(path, r)
+}
+
+// unsettledRecord reads hinit's record next to path; data is nil when
+// there is none hinit could have written (readRecord, parseRecord) or it
+// is settled already.
+func unsettledRecord(path string) (data []byte, r record, err error) {
+	data, ok, err := readRecord(path, nil)
+	if err != nil || !ok {
+		return nil, r, err
+	}
+	if r, ok = parseRecord(data); !ok || r.Settled {
+		return nil, r, nil
+	}
+	return data, r, nil
 }
 
 // maxMerges bounds how many times SetDesired reads and merges into a file

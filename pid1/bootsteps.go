@@ -208,10 +208,7 @@ func (h *hinit) runHook(hook config.Hook) (int, error) {
 	}
 	if err != nil {
 		err = prog.StartError(cmd, err)
-		if mark.PidsLimited(launch.ExitCode(err), 0, false) {
-			err = fmt.Errorf("%w; %s", err, cgroup.PidsReason)
-		}
-		return launch.ExitCode(err), err
+		return launch.ExitCode(err), mark.StartFailed(err, launch.ExitCode(err))
 	}
 	if copied != nil {
 		defer awaitHookOutput(copied)

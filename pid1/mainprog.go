@@ -125,11 +125,7 @@ func (h *hinit) startMain(argv []string, container map[string]string) (*mainProc
 	if err != nil {
 		h.restoreTerminal() // the child made its group the foreground before its exec failed
 		err = prog.StartError(cmd, err)
-		if mark.PidsLimited(launch.ExitCode(err), 0, false) {
-			// as a service's start that failed so (supervise.runner.spawn)
-			err = fmt.Errorf("%w; %s", err, cgroup.PidsReason)
-		}
-		return nil, err
+		return nil, mark.StartFailed(err, launch.ExitCode(err))
 	}
 	return &mainProc{argv: argv, pid: pid, done: done, mark: mark}, nil
 }

@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -53,11 +54,9 @@ func (r *runner) spawn() {
 		// A start that failed while the pids limit refused a fork (or
 		// the start shim's threads) is said to, as a failed run is.
 		ex := &Exit{Code: launch.ExitCode(err), At: time.Now()}
-		ex.PidsLimit = mark.PidsLimited(ex.Code, 0, false)
+		err = mark.StartFailed(err, ex.Code)
+		ex.PidsLimit = errors.Is(err, cgroup.ErrPidsLimited)
 		why := err.Error()
-		if ex.PidsLimit {
-			why += "; " + cgroup.PidsReason
-		}
 		r.deps.Log.Error("cannot start", "svc", r.name, "err", why)
 		r.lastExit = ex
 		r.afterExit(def, 0, why, true)
